@@ -1,0 +1,94 @@
+// What the HTTP part loads: per framework, the bare server, one empty
+// middleware, ratekit's adapter and the incumbent, each passing (limit 1e9)
+// and refusing (limit 1 per hour). One server process per row; the scripts are
+// in bench/http-servers/.
+
+const SERVERS = new URL('../http-servers/', import.meta.url);
+
+/** The id of every framework's reference row. */
+export const BARE = 'bare';
+
+/**
+ * A row. `expect`: what every response should be: `plain` (200, no
+ * rate-limit headers), `pass` (200 with them), `reject` (429 once the probe
+ * has spent the one allowed request). `ours`: a ratekit row, judged against
+ * the targets; `passId`: the pass row a reject row is compared with.
+ */
+function row(framework, id, { limiter, scenario = '', script, arg, expect, ours = false, reference = false, passId }) {
+  return { id, framework, limiter, scenario, script: new URL(`${script}.mjs`, SERVERS).pathname, arg, expect, ours, reference, passId };
+}
+
+/** Bare, no-op, then pass and reject rows for each limiter `[idPrefix, label, script, argPrefix, ours]`. */
+function framework(name, limiters) {
+  const rows = [
+    row(name, BARE, { limiter: 'bare', script: `${name}-bare`, arg: 'bare', expect: 'plain', reference: true }),
+    // The method's self-check: an identical bare server measured as a row. Its Δ is the schedule's own offset.
+    row(name, 'bare2', { limiter: 'bare, 2nd process', script: `${name}-bare`, arg: 'bare', expect: 'plain', reference: true }),
+    row(name, 'noop', { limiter: name === 'fastify' ? 'no-op hook' : 'no-op middleware', script: `${name}-bare`, arg: 'noop', expect: 'plain', reference: true }),
+  ];
+  for (const [prefix, label, script, argPrefix, ours] of limiters) {
+    rows.push(row(name, `${prefix}-pass`, { limiter: label, scenario: 'pass', script, arg: `${argPrefix}pass`, expect: 'pass', ours }));
+    rows.push(row(name, `${prefix}-reject`, { limiter: label, scenario: 'reject', script, arg: `${argPrefix}reject`, expect: 'reject', ours, passId: `${prefix}-pass` }));
+  }
+  return { name, rows };
+}
+
+/** Every framework and its rows, in table order. */
+export const FRAMEWORKS = [
+  framework('express', [
+    ['ratekit', '@ratekit/express', 'express-ratekit', '', true],
+    ['ratekit-core', '@ratekit/express, ratekit mode', 'express-ratekit', 'core-', true],
+    ['incumbent', 'express-rate-limit', 'express-express-rate-limit', '', false],
+  ]),
+  framework('fastify', [
+    ['ratekit', '@ratekit/fastify', 'fastify-ratekit', '', true],
+    ['incumbent', '@fastify/rate-limit', 'fastify-fastify-rate-limit', '', false],
+  ]),
+  framework('koa', [
+    ['ratekit', '@ratekit/koa', 'koa-ratekit', '', true],
+    ['incumbent', 'koa-ratelimit', 'koa-koa-ratelimit', '', false],
+  ]),
+];
+
+/**
+ * The rows `--variants` selects: an entry names a framework (`koa`), a row
+ * id in every framework (`ratekit-pass`), or one row (`koa/ratekit-pass`).
+ * The bare row of a framework always runs, and a framework runs when any of
+ * its rows is selected.
+ */
+export function selectRows(variants) {
+  const out = [];
+  for (const fw of FRAMEWORKS) {
+    const chosen = fw.rows.filter(
+      (r) => r.id === BARE || variants === undefined || variants.includes(fw.name) || variants.includes(r.id) || variants.includes(`${fw.name}/${r.id}`),
+    );
+    if (chosen.length > 1) out.push({ name: fw.name, rows: chosen });
+  }
+  return out;
+}
+
+/** The sanity problems of a probe (one request before any load, two for a reject row), or []. */
+export function probeProblems(r, first, second) {
+  const problems = [];
+  const limitHeader = first.headers['x-ratelimit-limit'];
+  if (first.status !== 200 || first.body !== 'hello world') problems.push(`probe: ${first.status} ${JSON.stringify(first.body.slice(0, 40))}`);
+  if (r.expect === 'plain' && limitHeader !== undefined) problems.push(`probe: unexpected X-RateLimit-Limit ${limitHeader}`);
+  if (r.expect === 'pass' && limitHeader !== '1000000000') problems.push(`probe: X-RateLimit-Limit ${limitHeader}, expected 1000000000`);
+  if (r.expect === 'reject') {
+    if (limitHeader !== '1') problems.push(`probe: X-RateLimit-Limit ${limitHeader}, expected 1`);
+    if (second === undefined || second.status !== 429) problems.push(`second probe: ${second?.status}, expected 429`);
+    else if (second.headers['retry-after'] === undefined) problems.push('second probe: 429 without Retry-After');
+  }
+  return problems;
+}
+
+/** The sanity problems of one load slice, or []. */
+export function sliceProblems(r, slice) {
+  const problems = [];
+  const expected = r.expect === 'reject' ? '429' : '200';
+  const other = Object.entries(slice.statusCounts).filter(([code]) => code !== expected);
+  if (other.length > 0) problems.push(`${other.map(([code, n]) => `${n}× ${code}`).join(', ')} (expected ${expected})`);
+  if (slice.errors > 0 || slice.timeouts > 0) problems.push(`${slice.errors} errors, ${slice.timeouts} timeouts`);
+  if (slice.responses === 0) problems.push('no responses');
+  return problems;
+}

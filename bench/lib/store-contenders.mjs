@@ -1,0 +1,130 @@
+// The contenders of the store part: which client, which call, which limits.
+//
+// Every contender runs in its own child process with its own connection
+// (lib/store-worker.mjs). The reference on each client is the least a Redis
+// limiter can do in one atomic round trip: EVALSHA of a script that INCRs
+// one key (peer-bench.md §4).
+
+import { createLimiter } from '@ratekit/core';
+import { redisStore } from '@ratekit/redis';
+import Redis from 'ioredis';
+import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { createClient } from 'redis';
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The limits. None is reached in a run, and every decision changes the stored
+ * state, so each one takes the admit-and-write path. A quota of 1e12 per hour
+ * (the in-memory part's) would break the second point for GCRA: its emission
+ * interval would be 3.6e-6 ms, below the resolution of a double near
+ * 1.8e12 ms (2.4e-4 ms), so the TAT would not move and the script would skip
+ * its write. 1e9 per hour gives 3.6e-3 ms, and would take 277k decisions per
+ * second on one key to be reached.
+ */
+export const LIMIT = 1e9;
+
+/** The client libraries, each with the settings a user would pick for 50 requests in flight. */
+export const CLIENTS = [
+  { id: 'node-redis', label: 'node-redis', what: 'createClient() (pipelines commands of one tick by itself)' },
+  { id: 'ioredis', label: 'ioredis', what: 'new Redis() (enableAutoPipelining off, the default)' },
+  { id: 'ioredis-ap', label: 'ioredis, auto-pipelining', what: 'new Redis({ enableAutoPipelining: true })' },
+];
+
+/** The reference script, as in peer-bench.md §4. */
+export const TRIVIAL_SCRIPT = "return redis.call('INCR', KEYS[1])";
+
+const LIMITER_CALL = 'createLimiter({ limits, store: redisStore({ client }) }).consume(key)';
+
+/**
+ * What runs on each client. `default`: part of a run without `--variants`.
+ * `peer`: an incumbent, whose ratio ours must beat. `idleKeysExpire`: the
+ * state is worth nothing soon after a decision (a bucket far from its limit
+ * is full again), so the store lets an idle key expire about 2 s later
+ * (its TTL slack plus headroom): the key count at the end may be lower.
+ */
+export const VARIANTS = [
+  { id: 'baseline', label: 'trivial EVALSHA', what: `EVALSHA \`${TRIVIAL_SCRIPT}\``, reference: true, default: true },
+  { id: 'gcra', label: 'ratekit gcra', what: LIMITER_CALL, limits: { algorithm: 'gcra', limit: LIMIT, windowMs: HOUR_MS }, default: true, idleKeysExpire: true },
+  { id: 'fixed-window', label: 'ratekit fixed-window', what: LIMITER_CALL, limits: { algorithm: 'fixed-window', limit: LIMIT, windowMs: HOUR_MS }, default: true },
+  { id: 'sliding-window', label: 'ratekit sliding-window', what: LIMITER_CALL, limits: { algorithm: 'sliding-window', limit: LIMIT, windowMs: HOUR_MS } },
+  { id: 'token-bucket', label: 'ratekit token-bucket', what: LIMITER_CALL, limits: { algorithm: 'token-bucket', limit: LIMIT, windowMs: HOUR_MS }, idleKeysExpire: true },
+  { id: 'delay', label: 'ratekit delay', what: LIMITER_CALL, limits: { algorithm: 'delay', limit: LIMIT, windowMs: HOUR_MS }, idleKeysExpire: true },
+  // A 10 ms window, as in the in-memory part: see SLIDING_LOG_WINDOW_MS in lib/limiters.mjs.
+  { id: 'sliding-log', label: 'ratekit sliding-log (10 ms)', what: LIMITER_CALL, limits: { algorithm: 'sliding-log', limit: LIMIT, windowMs: 10 }, idleKeysExpire: true },
+  {
+    id: 'policy',
+    label: 'ratekit policy: gcra/s + fixed-window/h',
+    what: LIMITER_CALL,
+    limits: [
+      // 1e6 per second: an emission interval of 1e-3 ms, which moves the TAT (see LIMIT).
+      { algorithm: 'gcra', limit: 1e6, windowMs: 1_000, name: 'second' },
+      { algorithm: 'fixed-window', limit: LIMIT, windowMs: HOUR_MS, name: 'hour' },
+    ],
+    default: true,
+  },
+  {
+    id: 'gcra-store',
+    label: 'ratekit gcra, store only',
+    what: 'redisStore({ client }).evaluate(request): no limiter around it (diagnostic)',
+    limits: { algorithm: 'gcra', limit: LIMIT, windowMs: HOUR_MS },
+    storeOnly: true,
+    idleKeysExpire: true,
+  },
+  { id: 'rlf', label: 'rate-limiter-flexible', what: 'RateLimiterRedis.consume(key) (fixed window)', peer: true, default: true },
+];
+
+/** Connects a client of library `clientId` to `url`. @returns {{ client, close: () => Promise<void> }} */
+export async function connectClient(clientId, url) {
+  if (clientId === 'node-redis') {
+    const client = createClient({ url });
+    client.on('error', (error) => process.stderr.write(`node-redis: ${error.message}\n`));
+    await client.connect();
+    return { client, close: () => client.quit() };
+  }
+  const client = new Redis(url, { lazyConnect: true, enableAutoPipelining: clientId === 'ioredis-ap' });
+  await client.connect();
+  return { client, close: () => client.quit() };
+}
+
+/**
+ * Builds variant `variantId` on a connected client. Every key the contender
+ * writes starts with `prefix`.
+ *
+ * @returns {Promise<{ decide: (key: string) => Promise<boolean> }>} `decide` makes one decision and resolves with whether it was admitted
+ */
+export async function buildVariant(variantId, clientId, client, prefix) {
+  const variant = VARIANTS.find((v) => v.id === variantId);
+  if (variant === undefined) throw new Error(`unknown variant ${variantId}`);
+  const nodeRedis = clientId === 'node-redis';
+  if (variant.reference) {
+    const sha = nodeRedis ? await client.scriptLoad(TRIVIAL_SCRIPT) : await client.script('LOAD', TRIVIAL_SCRIPT);
+    const admitted = (count) => Number(count) >= 1;
+    return nodeRedis
+      ? { decide: (key) => client.evalSha(sha, { keys: [prefix + key], arguments: [] }).then(admitted) }
+      : { decide: (key) => client.evalsha(sha, 1, prefix + key).then(admitted) };
+  }
+  if (variant.peer) {
+    const limiter = new RateLimiterRedis({
+      storeClient: client,
+      useRedisPackage: nodeRedis,
+      points: LIMIT,
+      duration: HOUR_MS / 1_000,
+      keyPrefix: prefix.slice(0, -1), // it adds ':' itself
+    });
+    const refused = (rejection) => {
+      if (rejection instanceof Error) throw rejection;
+      return false;
+    };
+    return { decide: (key) => limiter.consume(key).then(() => true, refused) };
+  }
+  const store = redisStore({ client, prefix });
+  const limiter = createLimiter({ limits: variant.limits, store });
+  if (variant.storeOnly) {
+    const limits = limiter.limitsFor();
+    return {
+      decide: (key) => store.evaluate({ key, namespace: '', limits, cost: 1, mode: 'consume', nowMs: Date.now() }).then((d) => d.allowed),
+    };
+  }
+  return { decide: (key) => limiter.consume(key).then((d) => d.allowed) };
+}

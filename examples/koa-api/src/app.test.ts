@@ -1,0 +1,52 @@
+import { memoryStore } from '@ratekit/core';
+import request from 'supertest';
+import { createApp } from './app.js';
+
+/** A fixed clock: the read bucket does not refill between requests. */
+const T0 = 1_795_262_400_000;
+
+describe('koa-api example', () => {
+  describe('GET /items (read policy: burst 20, 10 per second)', () => {
+    it('admits a burst of 20, then answers 429 with draft-8, legacy and Retry-After headers', async () => {
+      const server = createApp({ now: () => T0 }).callback();
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) statuses.push((await request(server).get('/items')).status);
+      expect(statuses).toEqual(Array(20).fill(200));
+
+      const refused = await request(server).get('/items');
+      expect(refused.status).toBe(429);
+      expect(refused.text).toBe('Too many requests, please try again later.');
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+      expect(refused.headers['ratelimit']).toBe('"read"; r=0; t=1');
+      expect(refused.headers['ratelimit-policy']).toBe('"read"; q=10; w=1; pk=:MTJjYTE3YjQ5YWYy:');
+    });
+  });
+
+  describe('POST /items (write policy: 5 per 10 seconds)', () => {
+    it('admits 5 writes, then refuses with the JSON message, without touching the read budget', async () => {
+      const server = createApp({ now: () => T0, store: memoryStore() }).callback();
+      for (let i = 0; i < 5; i++) expect((await request(server).post('/items').send({ name: `n${i}` })).status).toBe(201);
+      const refused = await request(server).post('/items').send({ name: 'one too many' });
+      expect(refused.status).toBe(429);
+      expect(refused.body).toEqual({ error: 'Too many writes, please slow down.' });
+
+      const read = await request(server).get('/items');
+      expect(read.status).toBe(200);
+      expect(read.body).toHaveLength(6);
+      expect(read.body[5]).toEqual({ id: 6, name: 'n4' });
+      expect(read.headers['x-ratelimit-remaining']).toBe('19');
+    });
+  });
+
+  describe('GET /health', () => {
+    it('is not limited', async () => {
+      const server = createApp({ now: () => T0 }).callback();
+      for (let i = 0; i < 3; i++) {
+        const res = await request(server).get('/health');
+        expect(res.status).toBe(200);
+        expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+      }
+    });
+  });
+});

@@ -1,0 +1,102 @@
+import type { Algorithm, LimitState, Step } from './types.js';
+import { EPSILON } from './tolerance.js';
+
+/**
+ * Sliding log: remembers when each admitted unit arrived and admits `cost`
+ * when the units of the last `windowMs` plus `cost` do not exceed `limit`.
+ * Exact: no window of `windowMs` ever holds more than `limit` units.
+ *
+ * Pro: exact, no boundary effect.
+ * Con: memory grows with the limit: at most `limit` entries per key when
+ * costs are whole units (entries of one millisecond are merged; a cost below
+ * 1 can add an entry for less than a unit), so keep it for small limits.
+ *
+ * State: `[t₁, c₁, t₂, c₂, …]`, arrival times (ms) and costs, oldest first,
+ * only entries still inside the window.
+ */
+export const slidingLog: Algorithm = {
+  step(state, limit, cost, nowMs): Step {
+    const live = prune(state, nowMs - limit.windowMs);
+    const stored = sumCosts(state);
+    const used = sumCosts(live);
+    const allowed = used + cost <= limit.limit + EPSILON;
+    const next = cost > 0 ? append(live, nowMs, cost) : live;
+    const oldest = next.length > 0 ? next[0]! : undefined;
+    const newest = next.length > 0 ? next[next.length - 2]! : undefined;
+    return {
+      allowed,
+      next,
+      nextIfRefused: undefined,
+      capacity: limit.limit,
+      tokensBefore: limit.limit - stored,
+      tokensRefilled: stored - used,
+      tokensAfter: limit.limit - used - cost,
+      resetMs: newest === undefined ? 0 : newest + limit.windowMs - nowMs,
+      retryAfterMs: allowed ? 0 : retryAfter(live, used, cost, limit.limit, limit.windowMs, nowMs),
+      nextRefillMs: oldest === undefined ? 0 : oldest + limit.windowMs - nowMs,
+      delayMs: 0,
+    };
+  },
+
+  refund(state, limit, cost, nowMs): LimitState | undefined {
+    const live = prune(state, nowMs - limit.windowMs).slice();
+    let owed = cost;
+    // Give back the newest units first: they would have expired last.
+    while (owed > 0 && live.length > 0) {
+      const c = live[live.length - 1]!;
+      if (c > owed) {
+        live[live.length - 1] = c - owed;
+        owed = 0;
+      } else {
+        live.length -= 2;
+        owed -= c;
+      }
+    }
+    return live;
+  },
+
+  ttlMs(state, limit, nowMs) {
+    return state.length === 0 ? 0 : state[state.length - 2]! + limit.windowMs - nowMs;
+  },
+};
+
+/** The entries that arrived after `cutoffMs`. Does not mutate; returns `state` itself when nothing is dropped. */
+function prune(state: LimitState | undefined, cutoffMs: number): LimitState {
+  if (state === undefined) return [];
+  let i = 0;
+  while (i < state.length && state[i]! <= cutoffMs) i += 2;
+  return i === 0 ? state : state.slice(i);
+}
+
+function sumCosts(state: LimitState | undefined): number {
+  let sum = 0;
+  if (state !== undefined) for (let i = 1; i < state.length; i += 2) sum += state[i]!;
+  return sum;
+}
+
+/** A copy of `log` with `cost` added at `nowMs`, merged into the last entry when it has the same time. */
+function append(log: LimitState, nowMs: number, cost: number): LimitState {
+  const n = log.length;
+  if (n > 0 && log[n - 2] === nowMs) {
+    const merged = log.slice();
+    merged[n - 1]! += cost;
+    return merged;
+  }
+  // Sized exactly: `slice()` then `push()` would leave spare capacity in every stored log.
+  const next = new Array<number>(n + 2);
+  for (let i = 0; i < n; i++) next[i] = log[i]!;
+  next[n] = nowMs;
+  next[n + 1] = cost;
+  return next;
+}
+
+/** Ms until enough of the oldest entries have left the window for `cost` to fit. */
+function retryAfter(live: LimitState, used: number, cost: number, limit: number, windowMs: number, nowMs: number): number {
+  if (cost > limit + EPSILON) return Infinity;
+  let remaining = used;
+  for (let i = 0; i < live.length; i += 2) {
+    remaining -= live[i + 1]!;
+    if (remaining + cost <= limit + EPSILON) return live[i]! + windowMs - nowMs;
+  }
+  return 0;
+}

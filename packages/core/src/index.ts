@@ -1,0 +1,64 @@
+/**
+ * @ratekit/core: rate-limiting algorithms, all-or-nothing policies, the store
+ * contract, the in-memory store and the RateLimit header formatting shared by
+ * every ratekit adapter.
+ *
+ * @module
+ */
+
+// Build and use limiters.
+export { createLimiter } from './limiter.js';
+export type { CallOptions, Limiter, LimiterOptions, LimitsOption, StoreErrorPolicy, WaitOptions } from './limiter.js';
+export { stackLimiters } from './stack.js';
+export type { LimiterStack } from './stack.js';
+
+// Limits and decisions: the data every adapter and store exchanges.
+export { ALGORITHMS, resolveLimit } from './limit.js';
+export type { AlgorithmName, LimitOptions, ResolvedLimit } from './limit.js';
+export type { Decision, LimitDecision } from './decision.js';
+
+// The store contract, the in-memory store, and what remote stores need to build decisions.
+export type { EvaluateRequest, MaybePromise, RateLimitStore } from './stores/types.js';
+export { memoryStore } from './stores/memory.js';
+export type { MemoryStore, MemoryStoreOptions } from './stores/memory.js';
+export { evaluateLimit, evaluatePolicy, UNCHANGED } from './policy.js';
+export type { EvaluateMode, LimitOutcome, PolicyOutcome } from './policy.js';
+export { buildDecision } from './decision.js';
+export { algorithms } from './algorithms/index.js';
+export type { Algorithm, LimitState, Step } from './algorithms/index.js';
+
+// Errors, and the option checks adapters reuse so their errors read the same.
+export { RateKitError, RateKitOptionError } from './errors.js';
+export type { RateKitErrorCode } from './errors.js';
+export {
+  assertFunction,
+  assertInteger,
+  assertNonEmptyString,
+  assertNonNegative,
+  assertObject,
+  assertOneOf,
+  assertPositive,
+} from './validate.js';
+
+// Client keys: IP grouping shared by every adapter.
+export { ipKeyGenerator } from './keys.js';
+
+// RateLimit-* / Retry-After formatting shared by every adapter.
+export {
+  assertPolicyName,
+  DEFAULT_REFUSAL_MESSAGE,
+  defaultPolicyName,
+  partitionKey,
+  rateLimitHeaders,
+  resolveHeaderOptions,
+  retryAfterSeconds,
+  STANDARD_HEADER_DRAFTS,
+} from './headers/index.js';
+export type {
+  HeaderList,
+  HeaderOptions,
+  HeaderOptionsInput,
+  HeaderStyle,
+  LegacyResetFormat,
+  StandardHeaders,
+} from './headers/index.js';

@@ -1,0 +1,308 @@
+import type { Decision } from './decision.js';
+import { RateKitError, RateKitOptionError } from './errors.js';
+import { type LimitOptions, type ResolvedLimit, resolveLimit } from './limit.js';
+import { evaluatePolicy, type EvaluateMode } from './policy.js';
+import { memoryStore } from './stores/memory.js';
+import type { MaybePromise, RateLimitStore } from './stores/types.js';
+import { assertFunction, assertNonNegative, assertObject, assertPositive } from './validate.js';
+
+/** One limit, several limits (all-or-nothing), or a function of the request context choosing them. */
+export type LimitsOption<TContext> = LimitOptions | readonly LimitOptions[] | ((context: TContext) => LimitOptions | readonly LimitOptions[]);
+
+/** What to do when the store fails or times out. See {@link LimiterOptions.onStoreError}. */
+export type StoreErrorPolicy = 'throw' | 'allow' | 'deny' | Limiter<any>;
+
+/** Options of {@link createLimiter}. */
+export interface LimiterOptions<TContext = unknown> {
+  /**
+   * The policy: one limit, several limits checked all-or-nothing (if any
+   * refuses, none is charged), or a function of the request context that
+   * returns them (per route, per method, per plan). A function is called once
+   * per request; return the same objects each time so they are validated once.
+   */
+  limits: LimitsOption<TContext>;
+  /** Where state lives. @default a new {@link memoryStore} */
+  store?: RateLimitStore;
+  /**
+   * This limiter's namespace in the store, so several limiters can share one
+   * store without sharing counters. Must not contain a NUL character.
+   * @default ''
+   */
+  prefix?: string;
+  /** The cost of a request, or a function of its context. Overridden per call. @default 1 */
+  cost?: number | ((context: TContext) => number);
+  /** The clock, Unix epoch ms. Read once per decision; inject a fixed clock in tests. @default Date.now */
+  now?: () => number;
+  /**
+   * What a failing or timed-out store call turns into:
+   * - `'throw'`: reject with a `RateKitError` (code `ERR_RATEKIT_STORE`) for the caller to handle;
+   * - `'allow'`: fail open, an allowed decision;
+   * - `'deny'`: fail closed, a refusal with `retryAfterMs` of one second;
+   * - a limiter, e.g. an in-memory one: decide with it instead.
+   * With `'allow'`, `'deny'` or a fallback the error is passed to `onError`;
+   * with `'throw'` the caller receives it. It is never swallowed.
+   * @default 'throw'
+   */
+  onStoreError?: StoreErrorPolicy;
+  /** The longest a store call may take, in ms, before it counts as failed. Applies to asynchronous stores. @default 1_000 */
+  storeTimeoutMs?: number;
+  /** Receives store failures handled by `onStoreError` (`'allow'`, `'deny'` or a fallback). @default console.error */
+  onError?: (error: RateKitError) => void;
+}
+
+/** Per-call options of the limiter operations. */
+export interface CallOptions<TContext> {
+  /** The cost of this call, overriding the limiter's `cost`. */
+  cost?: number;
+  /** The request context passed to dynamic `limits` and `cost` functions. */
+  context?: TContext;
+}
+
+/** Options of {@link Limiter.wait}. */
+export interface WaitOptions<TContext> extends CallOptions<TContext> {
+  /** The longest to wait, in ms. If the budget cannot allow the call within it, `wait` rejects at once and charges nothing. */
+  maxWaitMs: number;
+  /** Aborts the wait; the promise rejects with the signal's reason and nothing is charged. */
+  signal?: AbortSignal;
+}
+
+/**
+ * A rate limiter: a policy applied to keys in a store.
+ *
+ * With the in-memory store every operation returns its result synchronously
+ * (no Promise is created); with a remote store it returns a Promise. `await`
+ * works on both.
+ */
+export interface Limiter<TContext = unknown> {
+  /** Checks and charges. A refusal is a decision with `allowed: false` and charges nothing. */
+  consume(key: string, options?: CallOptions<TContext>): MaybePromise<Decision>;
+  /** Checks without charging: what `consume` would answer now. */
+  peek(key: string, options?: CallOptions<TContext>): MaybePromise<Decision>;
+  /** Gives `cost` back to every limit (never beyond full) and returns the state after it. */
+  refund(key: string, options?: CallOptions<TContext>): MaybePromise<Decision>;
+  /**
+   * Forgets the key's state under every limit of this limiter. Bounded by
+   * `storeTimeoutMs` and handled by `onStoreError` like the other operations
+   * (`'allow'` and `'deny'` report the error to `onError` and resolve).
+   */
+  reset(key: string, options?: CallOptions<TContext>): MaybePromise<void>;
+  /**
+   * Resolves, charged, once the budget allows the call: for outbound
+   * throttling. Rejects with code `ERR_RATEKIT_WAIT_TIMEOUT`, charging nothing,
+   * when that would take longer than `maxWaitMs`, and with
+   * `ERR_RATEKIT_NEVER_SATISFIABLE` when the cost exceeds a limit's capacity.
+   */
+  wait(key: string, options: WaitOptions<TContext>): Promise<Decision>;
+  /** The store, for adapters and tests. */
+  readonly store: RateLimitStore;
+  /** The limits for a context (resolved and validated). */
+  limitsFor(context?: TContext): readonly ResolvedLimit[];
+}
+
+/**
+ * Builds a limiter. Every option is validated here, so a bad option fails at
+ * start-up with a {@link RateKitOptionError} naming it.
+ *
+ * @throws {RateKitOptionError} on a bad option (code `ERR_RATEKIT_INVALID_OPTION`).
+ * @example
+ * ```ts
+ * const limiter = createLimiter({
+ *   limits: [
+ *     { algorithm: 'gcra', limit: 10, windowMs: 1_000 },
+ *     { algorithm: 'fixed-window', limit: 100, windowMs: 60_000 },
+ *   ],
+ * });
+ * const decision = limiter.consume('user:42');
+ * if (!decision.allowed) console.log(`retry in ${decision.retryAfterMs} ms`);
+ * ```
+ */
+export function createLimiter<TContext = unknown>(options: LimiterOptions<TContext>): Limiter<TContext> {
+  assertObject('options', options);
+  if (options.store !== undefined && (typeof options.store?.evaluate !== 'function' || typeof options.store.resetKey !== 'function')) {
+    throw new RateKitOptionError('store', 'a RateLimitStore (with evaluate and resetKey)', options.store);
+  }
+  const namespace = options.prefix ?? '';
+  if (typeof namespace !== 'string' || namespace.includes('\u0000')) {
+    throw new RateKitOptionError('prefix', 'a string without NUL characters', namespace);
+  }
+  const now = options.now ?? Date.now;
+  assertFunction('now', now);
+  const onStoreError = options.onStoreError ?? 'throw';
+  if (!(['throw', 'allow', 'deny'] as unknown[]).includes(onStoreError) && typeof (onStoreError as Limiter).consume !== 'function') {
+    throw new RateKitOptionError('onStoreError', "'throw', 'allow', 'deny' or a fallback limiter", onStoreError);
+  }
+  const storeTimeoutMs = options.storeTimeoutMs ?? 1_000;
+  assertPositive('storeTimeoutMs', storeTimeoutMs, ' of milliseconds');
+  const onError = options.onError ?? ((error: RateKitError) => console.error(error));
+  assertFunction('onError', onError);
+  // The default memory store runs every algorithm, so only a given store is asked.
+  const limitsFor = resolveLimitsOption(options.limits, options.store);
+  const defaultCost = options.cost ?? 1;
+  if (typeof defaultCost !== 'function') assertNonNegative('cost', defaultCost);
+  // Made last, so a bad option does not leave a store (and its prune timer) behind.
+  const store = options.store ?? memoryStore();
+
+  function costOf(call: CallOptions<TContext> | undefined): number {
+    const cost = call?.cost ?? (typeof defaultCost === 'function' ? defaultCost(call?.context as TContext) : defaultCost);
+    if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) throw new RateKitOptionError('cost', 'a finite number >= 0', cost);
+    return cost;
+  }
+
+  function run(mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined): MaybePromise<Decision> {
+    if (typeof key !== 'string') throw new RateKitError('ERR_RATEKIT_KEY', `Expected the key to be a string, got ${typeof key}`);
+    const limits = limitsFor(call?.context as TContext);
+    const request = { key, namespace, limits, cost: costOf(call), mode, nowMs: now() };
+    let result: MaybePromise<Decision>;
+    try {
+      result = store.evaluate(request);
+    } catch (error) {
+      return recover(error, mode, key, call, limits, request.nowMs);
+    }
+    if (!(result instanceof Promise)) return result;
+    return withTimeout(result, storeTimeoutMs, store.name).catch((error) => recover(error, mode, key, call, limits, request.nowMs));
+  }
+
+  /** Throws the store error under `'throw'`; otherwise hands it to `onError` so it is never swallowed. */
+  function report(error: unknown): void {
+    const wrapped =
+      error instanceof RateKitError && error.code === 'ERR_RATEKIT_STORE'
+        ? error
+        : new RateKitError('ERR_RATEKIT_STORE', `The ${store.name} store failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    if (onStoreError === 'throw') throw wrapped;
+    onError(wrapped);
+  }
+
+  function resetKey(key: string, call: CallOptions<TContext> | undefined): MaybePromise<void> {
+    const failed = (error: unknown): MaybePromise<void> => {
+      report(error);
+      if (typeof onStoreError === 'object') return onStoreError.reset(key, call);
+    };
+    let result: MaybePromise<void>;
+    try {
+      result = store.resetKey(key, namespace, limitsFor(call?.context as TContext));
+    } catch (error) {
+      return failed(error);
+    }
+    if (!(result instanceof Promise)) return result;
+    return withTimeout(result, storeTimeoutMs, store.name).catch(failed);
+  }
+
+  function recover(
+    error: unknown,
+    mode: EvaluateMode,
+    key: string,
+    call: CallOptions<TContext> | undefined,
+    limits: readonly ResolvedLimit[],
+    nowMs: number,
+  ): MaybePromise<Decision> {
+    report(error);
+    if (typeof onStoreError === 'object') return onStoreError[mode](key, call);
+    const fresh = evaluatePolicy(limits.map(() => undefined), limits, 0, 'peek', nowMs).decision;
+    const allowed = onStoreError === 'allow';
+    return { ...fresh, allowed, retryAfterMs: allowed ? 0 : 1_000, cost: costOf(call) };
+  }
+
+  const limiter: Limiter<TContext> = {
+    store,
+    limitsFor,
+    consume: (key, call) => run('consume', key, call),
+    peek: (key, call) => run('peek', key, call),
+    refund: (key, call) => run('refund', key, call),
+    reset: (key, call) => resetKey(key, call),
+    async wait(key, call) {
+      assertObject('options', call);
+      assertNonNegative('maxWaitMs', call.maxWaitMs, ' of milliseconds');
+      const deadline = now() + call.maxWaitMs;
+      for (;;) {
+        call.signal?.throwIfAborted();
+        const decision = await run('consume', key, call);
+        const left = deadline - now();
+        if (decision.allowed) {
+          if (decision.delayMs <= 0) return decision;
+          if (decision.delayMs <= left) {
+            try {
+              await sleep(decision.delayMs, call.signal);
+            } catch (reason) {
+              // Aborted while holding an admitted call: give its charge back.
+              await run('refund', key, { ...call, cost: decision.cost });
+              throw reason;
+            }
+            return decision;
+          }
+          await run('refund', key, { ...call, cost: decision.cost });
+          throw waitTimeout(decision.delayMs, call.maxWaitMs);
+        }
+        if (decision.retryAfterMs === Infinity) {
+          throw new RateKitError('ERR_RATEKIT_NEVER_SATISFIABLE', `A cost of ${decision.cost} exceeds the capacity of limit "${decision.policy}"`);
+        }
+        if (decision.retryAfterMs > left) throw waitTimeout(decision.retryAfterMs, call.maxWaitMs);
+        await sleep(Math.max(1, Math.ceil(decision.retryAfterMs)), call.signal);
+      }
+    },
+  };
+  return limiter;
+}
+
+/** Normalises the `limits` option into a function of the context returning validated limits. */
+function resolveLimitsOption<TContext>(option: LimitsOption<TContext>, store: RateLimitStore | undefined): (context: TContext) => readonly ResolvedLimit[] {
+  if (typeof option === 'function') {
+    // Cache per returned object, so a function returning constants validates them once.
+    const cache = new WeakMap<object, readonly ResolvedLimit[]>();
+    return (context) => {
+      const chosen = option(context);
+      const cached = typeof chosen === 'object' && chosen !== null ? cache.get(chosen) : undefined;
+      if (cached !== undefined) return cached;
+      const resolved = resolveList(chosen, 'limits(context)');
+      store?.assertSupports?.(resolved, 'limits(context)');
+      cache.set(chosen, resolved);
+      return resolved;
+    };
+  }
+  const resolved = resolveList(option, 'limits');
+  store?.assertSupports?.(resolved, 'limits');
+  return () => resolved;
+}
+
+function resolveList(option: LimitOptions | readonly LimitOptions[], path: string): readonly ResolvedLimit[] {
+  if (Array.isArray(option)) {
+    if (option.length === 0) throw new RateKitOptionError(path, 'at least one limit', option);
+    const resolved = option.map((limit, i) => resolveLimit(limit, `${path}[${i}]`));
+    const ids = new Set(resolved.map((l) => l.id));
+    if (ids.size !== resolved.length) {
+      throw new RateKitOptionError(`${path}[].name`, 'distinct limits (give each limit of a policy its own name)', resolved.map((l) => l.name).join(', '));
+    }
+    return Object.freeze(resolved);
+  }
+  if (typeof option !== 'object' || option === null) throw new RateKitOptionError(path, 'a limit, an array of limits or a function', option);
+  return Object.freeze([resolveLimit(option as LimitOptions, path)]);
+}
+
+function waitTimeout(neededMs: number, maxWaitMs: number): RateKitError {
+  return new RateKitError('ERR_RATEKIT_WAIT_TIMEOUT', `The budget allows this call in ${Math.ceil(neededMs)} ms, longer than maxWaitMs (${maxWaitMs} ms); nothing was charged`);
+}
+
+function withTimeout<T>(promise: Promise<T>, timeoutMs: number, storeName: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The ${storeName} store did not answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

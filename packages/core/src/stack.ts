@@ -1,0 +1,100 @@
+import type { Decision } from './decision.js';
+import { RateKitOptionError } from './errors.js';
+import type { CallOptions, Limiter } from './limiter.js';
+import type { MaybePromise } from './stores/types.js';
+
+/** A stack of limiters used as one. See {@link stackLimiters}. */
+export interface LimiterStack<TContext = unknown> {
+  /** Consumes from every limiter, all-or-nothing. Keys are given per limiter, in order. */
+  consume(keys: readonly string[], options?: CallOptions<TContext>): MaybePromise<Decision>;
+  /** What `consume` would answer now, charging nothing. */
+  peek(keys: readonly string[], options?: CallOptions<TContext>): MaybePromise<Decision>;
+}
+
+/**
+ * Stacks limiters, for example one per user and one per route, with the
+ * all-or-nothing rule of a policy: the request passes only if every limiter
+ * admits it, and if one refuses, none is charged.
+ *
+ * The limiters are consumed in order; when one refuses, the charges already
+ * made are refunded, and the refused decision shows those limiters as the
+ * refunds left them (`tokensPaid: 0`). With in-memory limiters this all
+ * happens synchronously, so no other request can observe the intermediate state. With remote stores
+ * another request may briefly see the charge before its refund; use one
+ * limiter with several limits when that matters (one atomic round trip).
+ *
+ * @throws {RateKitOptionError} when given no limiters.
+ * @example
+ * ```ts
+ * const stack = stackLimiters(perUser, perRoute);
+ * const decision = await stack.consume([userId, route]);
+ * ```
+ */
+export function stackLimiters<TContext = unknown>(...limiters: Limiter<TContext>[]): LimiterStack<TContext> {
+  if (limiters.length === 0) throw new RateKitOptionError('limiters', 'at least one limiter', limiters);
+  limiters.forEach((limiter, i) => {
+    if (typeof limiter?.consume !== 'function') throw new RateKitOptionError(`limiters[${i}]`, 'a limiter', limiter);
+  });
+
+  function checkKeys(keys: readonly string[]): void {
+    if (!Array.isArray(keys) || keys.length !== limiters.length) {
+      throw new RateKitOptionError('keys', `an array of ${limiters.length} keys, one per limiter`, keys);
+    }
+  }
+
+  return {
+    consume(keys, options) {
+      checkKeys(keys);
+      const decisions: Decision[] = [];
+      // Returns the final decision, or null to go on with the next limiter.
+      const settle = (decision: Decision): MaybePromise<Decision> | null => {
+        decisions.push(decision);
+        if (!decision.allowed) return rollback(decisions, keys, options);
+        return decisions.length === limiters.length ? merge(decisions, true) : null;
+      };
+      const from = (start: number): MaybePromise<Decision> => {
+        for (let i = start; i < limiters.length; i++) {
+          const result = limiters[i]!.consume(keys[i]!, options);
+          if (result instanceof Promise) return result.then((d) => settle(d) ?? from(i + 1));
+          const done = settle(result);
+          if (done !== null) return done;
+        }
+        return merge(decisions, true);
+      };
+      return from(0);
+    },
+    peek(keys, options) {
+      checkKeys(keys);
+      const results = limiters.map((limiter, i) => limiter.peek(keys[i]!, options));
+      if (results.some((r) => r instanceof Promise)) return Promise.all(results).then((all) => merge(all, all.every((d) => d.allowed)));
+      const all = results as Decision[];
+      return merge(all, all.every((d) => d.allowed));
+    },
+  };
+
+  function rollback(decisions: Decision[], keys: readonly string[], options: CallOptions<TContext> | undefined): MaybePromise<Decision> {
+    const refunds: MaybePromise<Decision>[] = [];
+    for (let i = 0; i < decisions.length - 1; i++) refunds.push(limiters[i]!.refund(keys[i]!, { ...options, cost: decisions[i]!.cost }));
+    // Report the refunded limiters as the refunds leave them (nothing paid), not with the charge that was undone.
+    const refused = (undone: readonly Decision[]) => merge([...undone, decisions[decisions.length - 1]!], false);
+    if (refunds.some((r) => r instanceof Promise)) return Promise.all(refunds).then(refused);
+    return refused(refunds as Decision[]);
+  }
+}
+
+/** Merges the decisions of stacked limiters with the same binding rule as one policy. */
+function merge(decisions: readonly Decision[], allowed: boolean): Decision {
+  let top = decisions[0]!;
+  for (const d of decisions) {
+    if (!allowed) {
+      if (!d.allowed && (top.allowed || d.retryAfterMs > top.retryAfterMs)) top = d;
+    } else if (d.remaining < top.remaining || (d.remaining === top.remaining && d.resetMs > top.resetMs)) top = d;
+  }
+  return {
+    ...top,
+    allowed,
+    retryAfterMs: allowed ? 0 : top.retryAfterMs,
+    delayMs: allowed ? Math.max(...decisions.map((d) => d.delayMs)) : 0,
+    limits: decisions.flatMap((d) => d.limits),
+  };
+}

@@ -1,0 +1,286 @@
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
+import type { Decision } from '../decision';
+import { type LimitOptions, resolveLimit } from '../limit';
+import { createLimiter, type Limiter } from '../limiter';
+import type { MaybePromise } from './types';
+import { type MemoryStore, memoryStore } from './memory';
+
+const T0 = 1_700_000_000_000;
+
+function sync(result: MaybePromise<Decision>): Decision {
+  if (result instanceof Promise) throw new Error('the in-memory path returned a Promise');
+  return result;
+}
+
+const fivePerSecond: LimitOptions = { limit: 5, windowMs: 1_000 };
+
+describe('memoryStore', () => {
+  let store: MemoryStore;
+  let t: number;
+  const now = () => t;
+  const on = (limits: LimitOptions | LimitOptions[], prefix?: string): Limiter => createLimiter({ limits, store, prefix, now });
+
+  beforeEach(() => {
+    t = T0;
+    store = memoryStore({ maxKeys: 100, pruneIntervalMs: 0 });
+  });
+  afterEach(() => store.dispose());
+
+  describe('evaluate', () => {
+    it('answers with a plain decision, not a Promise', () => {
+      const result = store.evaluate({ key: 'k', namespace: '', limits: [resolveLimit(fivePerSecond)], cost: 1, mode: 'consume', nowMs: T0 });
+      expect(result).not.toBeInstanceOf(Promise);
+      expect(result).toMatchObject({ allowed: true, remaining: 4 });
+    });
+
+    it('treats keys that look like object properties as ordinary keys', () => {
+      const limiter = on(fivePerSecond);
+      for (const key of ['__proto__', 'constructor', 'hasOwnProperty', '']) expect(sync(limiter.consume(key)).remaining).toBe(4);
+      expect(store.size).toBe(4);
+    });
+  });
+
+  describe('with maxKeys', () => {
+    it('holds at most maxKeys keys and evicts the least recently used, which starts afresh', () => {
+      store = memoryStore({ maxKeys: 2, pruneIntervalMs: 0 });
+      const limiter = on(fivePerSecond);
+      limiter.consume('a', { cost: 5 });
+      limiter.consume('b', { cost: 5 });
+      limiter.peek('a'); // a is now the most recently used
+      limiter.consume('c');
+      expect(store.size).toBe(2);
+      expect(sync(limiter.peek('a')).remaining).toBe(0);
+      expect(sync(limiter.peek('b')).remaining).toBe(5);
+    });
+  });
+
+  describe('prune', () => {
+    it('drops only the keys whose state has expired', () => {
+      const limiter = on(fivePerSecond);
+      limiter.consume('early');
+      t = T0 + 500;
+      limiter.consume('late');
+      expect(store.prune(T0 + 999)).toBe(0);
+      expect(store.prune(T0 + 1_000)).toBe(1);
+      expect(store.size).toBe(1);
+      t = T0 + 1_000;
+      expect(sync(limiter.peek('late')).remaining).toBe(4);
+    });
+
+    it('keeps a key while any of its limits still holds state', () => {
+      const limiter = on([fivePerSecond, { limit: 5, windowMs: 60_000 }]);
+      limiter.consume('k');
+      expect(store.prune(T0 + 1_000)).toBe(0);
+      expect(store.prune(T0 + 60_000)).toBe(1);
+      expect(store.size).toBe(0);
+    });
+
+    it('drops a key whose bucket has refilled', () => {
+      const limiter = on({ algorithm: 'gcra', limit: 10, windowMs: 1_000 });
+      limiter.consume('k', { cost: 3 });
+      expect(store.prune(T0 + 299)).toBe(0);
+      expect(store.prune(T0 + 300)).toBe(1);
+    });
+  });
+
+  describe('timers', () => {
+    afterEach(() => {
+      jest.restoreAllMocks();
+      jest.useRealTimers();
+    });
+
+    it('uses one unref’d interval for the whole store and no timer per key', () => {
+      const setIntervalSpy = jest.spyOn(globalThis, 'setInterval');
+      const setTimeoutSpy = jest.spyOn(globalThis, 'setTimeout');
+      const clearIntervalSpy = jest.spyOn(globalThis, 'clearInterval');
+      const timed = memoryStore({ maxKeys: 1_000, pruneIntervalMs: 60_000 });
+      expect(setIntervalSpy).toHaveBeenCalledTimes(1);
+      const interval = setIntervalSpy.mock.results[0]!.value as NodeJS.Timeout;
+      expect(interval.hasRef()).toBe(false);
+      const limiter = createLimiter({ limits: [fivePerSecond, { algorithm: 'gcra', limit: 5, windowMs: 1_000 }], store: timed, now });
+      for (let i = 0; i < 200; i++) limiter.consume(`key-${i}`);
+      expect(setIntervalSpy).toHaveBeenCalledTimes(1);
+      expect(setTimeoutSpy).not.toHaveBeenCalled();
+      timed.dispose();
+      expect(clearIntervalSpy).toHaveBeenCalledWith(interval);
+      expect(timed.size).toBe(0);
+    });
+
+    it('prunes expired keys every pruneIntervalMs', () => {
+      jest.useFakeTimers({ now: T0 });
+      const timed = memoryStore({ maxKeys: 100, pruneIntervalMs: 1_000 });
+      expect(jest.getTimerCount()).toBe(1);
+      const limiter = createLimiter({ limits: { limit: 5, windowMs: 500 }, store: timed, now: () => Date.now() });
+      limiter.consume('a');
+      limiter.consume('b');
+      expect(jest.getTimerCount()).toBe(1);
+      jest.advanceTimersByTime(999);
+      expect(timed.size).toBe(2);
+      jest.advanceTimersByTime(1);
+      expect(timed.size).toBe(0);
+      timed.dispose();
+      expect(jest.getTimerCount()).toBe(0);
+    });
+
+    it('starts no timer when pruneIntervalMs is 0', () => {
+      jest.useFakeTimers({ now: T0 });
+      memoryStore({ pruneIntervalMs: 0, maxKeys: 10 });
+      expect(jest.getTimerCount()).toBe(0);
+    });
+  });
+
+  describe('shared by several limiters', () => {
+    it('keeps counters apart for limiters with different prefixes', () => {
+      const a = on(fivePerSecond, 'a');
+      const b = on(fivePerSecond, 'b');
+      a.consume('k', { cost: 5 });
+      expect(sync(a.consume('k')).allowed).toBe(false);
+      expect(sync(b.consume('k'))).toMatchObject({ allowed: true, remaining: 4 });
+      expect(store.size).toBe(1);
+    });
+
+    it('lets limiters with the same prefix and limits share a counter', () => {
+      const a = on(fivePerSecond, 'api');
+      const b = on(fivePerSecond, 'api');
+      a.consume('k', { cost: 3 });
+      expect(sync(b.peek('k')).remaining).toBe(2);
+    });
+
+    it('cannot be reached from another namespace through a crafted key', () => {
+      const tenant = on(fivePerSecond, 'tenant');
+      const open = on(fivePerSecond);
+      tenant.consume('victim', { cost: 5 });
+      const id = resolveLimit(fivePerSecond).id;
+      const crafted = ['tenant\u0000victim', `victim\u0000tenant\u0000${id}`, `tenant\u0000${id}`, `\u0000${id}`, 'victim\u0000'];
+      for (const key of crafted) {
+        expect(sync(open.consume(key, { cost: 5 }))).toMatchObject({ allowed: true, remaining: 0 });
+        expect(sync(tenant.peek(key)).remaining).toBe(5);
+      }
+      expect(sync(tenant.peek('victim')).remaining).toBe(0);
+      expect(sync(open.peek('victim')).remaining).toBe(5);
+    });
+
+    it('keeps both states when a second limiter sees a key after the first', () => {
+      const first = on(fivePerSecond, 'first');
+      const second = on({ algorithm: 'gcra', limit: 10, windowMs: 1_000 }, 'second');
+      first.consume('k', { cost: 2 });
+      second.consume('k', { cost: 7 });
+      first.consume('k');
+      expect(sync(first.peek('k')).remaining).toBe(2);
+      expect(sync(second.peek('k')).remaining).toBe(3);
+      expect(store.size).toBe(1);
+    });
+
+    it('resets a key only in the namespace asked for', () => {
+      const a = on(fivePerSecond, 'a');
+      const b = on({ ...fivePerSecond, name: 'b-limit' }, 'b');
+      a.consume('k', { cost: 2 });
+      a.consume('other', { cost: 2 });
+      b.consume('k', { cost: 3 });
+      a.reset('k');
+      expect(sync(a.peek('k')).remaining).toBe(5);
+      expect(sync(a.peek('other')).remaining).toBe(3);
+      expect(sync(b.peek('k')).remaining).toBe(2);
+      b.reset('k');
+      expect(sync(b.peek('k')).remaining).toBe(5);
+      expect(store.size).toBe(1);
+    });
+  });
+
+  describe('with several limits on one key', () => {
+    const limits: LimitOptions[] = [
+      { algorithm: 'token-bucket', limit: 10, windowMs: 1_000, name: 'second' },
+      { algorithm: 'sliding-log', limit: 20, windowMs: 60_000, name: 'minute' },
+      { algorithm: 'fixed-window', limit: 50, windowMs: 3_600_000, name: 'hour' },
+    ];
+
+    it('keeps one state per limit under one key', () => {
+      const limiter = on(limits);
+      limiter.consume('k', { cost: 4 });
+      t = T0 + 100;
+      limiter.consume('k', { cost: 2 });
+      expect(sync(limiter.peek('k')).limits.map((l) => [l.name, l.remaining])).toEqual([
+        ['second', 5],
+        ['minute', 14],
+        ['hour', 44],
+      ]);
+      expect(store.size).toBe(1);
+    });
+
+    it('forgets every limit of the key on reset', () => {
+      const limiter = on(limits);
+      limiter.consume('k', { cost: 4 });
+      limiter.reset('k');
+      expect(sync(limiter.peek('k')).limits.map((l) => l.remaining)).toEqual([10, 20, 50]);
+      expect(store.size).toBe(0);
+    });
+
+    it('keeps a single-limit limiter on the same key apart', () => {
+      const many = on(limits, 'many');
+      const one = on(fivePerSecond, 'one');
+      one.consume('k', { cost: 5 });
+      many.consume('k', { cost: 4 });
+      expect(sync(one.peek('k')).remaining).toBe(0);
+      expect(sync(many.peek('k')).limits.map((l) => l.remaining)).toEqual([6, 16, 46]);
+    });
+  });
+});
+
+/** toEqual, with a fast path: jest's deep equality is slow inside a property's inner loop. */
+function same(actual: unknown, expected: unknown): void {
+  if (!isDeepStrictEqual(actual, expected)) expect(actual).toEqual(expected);
+}
+
+describe('memoryStore (property)', () => {
+  // Limiters sharing one store answer exactly as twins on stores of their own, whatever the
+  // interleaving, the keys (crafted ones included), resets and prunes.
+  const limiterSpecs: Array<{ prefix: string; limits: LimitOptions | LimitOptions[] }> = [
+    { prefix: '', limits: { limit: 3, windowMs: 1_000 } },
+    { prefix: 'a', limits: { limit: 3, windowMs: 1_000 } },
+    { prefix: 'b', limits: [{ algorithm: 'gcra', limit: 4, windowMs: 2_000 }, { algorithm: 'sliding-log', limit: 6, windowMs: 5_000 }] },
+    { prefix: 'a\u0001', limits: { algorithm: 'token-bucket', limit: 2, windowMs: 500, burst: 3 } },
+  ];
+  const keys = ['k', 'a\u0000k', 'b\u0000k', `k\u0000a\u0000${resolveLimit({ limit: 3, windowMs: 1_000 }).id}`, ''];
+  const opArb = fc.record({
+    limiter: fc.nat({ max: limiterSpecs.length - 1 }),
+    key: fc.constantFrom(...keys),
+    op: fc.constantFrom('consume', 'consume', 'consume', 'peek', 'refund', 'reset', 'prune'),
+    cost: fc.integer({ min: 0, max: 3 }),
+    dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1_500 })),
+  });
+
+  it('keeps limiters sharing a store as separate as limiters on stores of their own', () => {
+    fc.assert(
+      fc.property(fc.array(opArb, { minLength: 1, maxLength: 60 }), (ops) => {
+        let t = T0;
+        const now = () => t;
+        const shared = memoryStore({ maxKeys: 1_000, pruneIntervalMs: 0 });
+        const alone = limiterSpecs.map(() => memoryStore({ maxKeys: 1_000, pruneIntervalMs: 0 }));
+        const together = limiterSpecs.map(({ prefix, limits }) => createLimiter({ limits, prefix, store: shared, now }));
+        const twins = limiterSpecs.map(({ prefix, limits }, i) => createLimiter({ limits, prefix, store: alone[i], now }));
+        // Pruning forgets expired state as a whole key, while a key kept alive by another slot keeps
+        // its expired state: admissions and tokensAfter agree, but the split of tokensAfter into
+        // tokensBefore + tokensRefilled then differs, so it is compared only until the first prune.
+        let pruned = false;
+        const seen = (d: Decision) => (pruned ? { ...d, limits: d.limits.map(({ tokensBefore, tokensRefilled, ...rest }) => rest) } : d);
+        for (const { limiter, key, op, cost, dtMs } of ops) {
+          t += dtMs;
+          if (op === 'prune') {
+            pruned = true;
+            shared.prune(t);
+            for (const store of alone) store.prune(t);
+          } else if (op === 'reset') {
+            together[limiter]!.reset(key);
+            twins[limiter]!.reset(key);
+          } else {
+            const run = (l: Limiter) => sync(op === 'consume' ? l.consume(key, { cost }) : op === 'peek' ? l.peek(key, { cost }) : l.refund(key, { cost }));
+            same(seen(run(together[limiter]!)), seen(run(twins[limiter]!)));
+          }
+          // Every limiter reads every key as its twin does.
+          together.forEach((l, i) => keys.forEach((k) => same(seen(sync(l.peek(k))), seen(sync(twins[i]!.peek(k))))));
+        }
+      }),
+    );
+  });
+});

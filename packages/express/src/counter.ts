@@ -1,0 +1,194 @@
+import type { NextFunction, Request, Response } from 'express';
+import { type CountedState, counterRetryAfter, writeLegacyCounterHeaders, writeStandardCounterHeaders } from './headers.js';
+import { keyError } from './key.js';
+import { after, isThenable } from './maybe.js';
+import type { CounterConfig } from './options.js';
+import { type ResponseWatch, uncountWhenSkipped, watchResponse } from './skip-requests.js';
+import type { ClientRateLimitInfo, RateLimitInfo } from './types.js';
+
+/** A counted request, handed to the outcome once its info and headers are set. */
+export interface Counted {
+  readonly req: Request;
+  readonly res: Response;
+  readonly next: NextFunction;
+  readonly info: RateLimitInfo;
+  readonly totalHits: number;
+}
+
+/**
+ * What happens to a counted request: rateLimit refuses it over the limit,
+ * slowDown holds it. `limitOf` gives the number reported as `limit` (and
+ * compared with the hits): `limit` for rateLimit, `delayAfter` for slowDown.
+ */
+export interface Outcome {
+  limitOf(req: Request, res: Response): unknown;
+  /** Runs after `req[requestPropertyName]` and the headers are set; must end with `next()`, `next(err)` or a response. */
+  settle(counted: Counted, fail: (error: unknown) => void): void;
+  /** True for rateLimit: a count over `limit` is a refusal, with `Retry-After` and the `limit` check (`WRN_ERL_MAX_ZERO`). */
+  readonly refuses: boolean;
+}
+
+/**
+ * The express-rate-limit mode middleware: express-rate-limit v8's steps, in
+ * its order, on any express-rate-limit store.
+ *
+ * 1. watch the response when a skip option is on; 2. `skip`; 3. the key;
+ * 4. `store.increment(key)` (a failure goes to `next(err)`, or with
+ * `passOnStoreError` is logged and the request passes, unlimited and without
+ * headers); 5. the `positiveHits` and `singleCount` checks; 6. `limit`
+ * (a function is called now); 7. `req[requestPropertyName]`; 8. legacy
+ * headers; 9. standard headers; 10. the skip hooks; 11. the outcome.
+ *
+ * With the default {@link MemoryStore} and plain-valued options the whole
+ * path is synchronous. Any throw or rejection reaches `next(err)`.
+ */
+export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req: Request, res: Response, next: NextFunction) => void {
+  const { store, counter, validations, logger, keyGenerator, requestPropertyName } = config;
+  const storeIdentity = store.localKeys ? store : store.constructor.name;
+  const storePrefix = store.prefix ?? '';
+
+  function count(req: Request, res: Response, next: NextFunction, watch: ResponseWatch | undefined, key: unknown, fail: (error: unknown) => void): void {
+    if (key === undefined && !config.customKey) {
+      // The default key generator found no IP (already reported by the `ip` check): pass unlimited.
+      next();
+      return;
+    }
+    if (typeof key !== 'string' && typeof key !== 'number') throw keyError({ returned: key }, 'a string or a number');
+    const storeFailed = (error: unknown) => {
+      if (!config.passOnStoreError) {
+        fail(error);
+        return;
+      }
+      logger.error(error, 'express-rate-limit: error from store, allowing request without rate-limiting.');
+      next();
+    };
+    let result: ClientRateLimitInfo | Promise<ClientRateLimitInfo>;
+    try {
+      result = counter !== undefined ? counter.increment(String(key)) : store.increment(key as string);
+    } catch (error) {
+      storeFailed(error);
+      return;
+    }
+    if (!isThenable(result)) counted(req, res, next, watch, key, result, fail);
+    else Promise.resolve(result).then((r) => attemptOr(() => counted(req, res, next, watch, key, r, fail), fail), storeFailed);
+  }
+
+  function counted(req: Request, res: Response, next: NextFunction, watch: ResponseWatch | undefined, key: string | number, result: ClientRateLimitInfo, fail: (error: unknown) => void): void {
+    const { totalHits } = result;
+    const resetTime = result.resetTime && watch !== undefined ? new Date(result.resetTime.getTime()) : result.resetTime;
+    validations.positiveHits(totalHits);
+    validations.singleCount(req, storeIdentity, `${storePrefix}${String(key)}`, key);
+    after(
+      outcome.limitOf(req, res),
+      (limit) => {
+        if (outcome.refuses) validations.limit(limit);
+        const limitValue = limit as number;
+        const info: RateLimitInfo = { limit: limitValue, used: totalHits, remaining: Math.max(limitValue - totalHits, 0), resetTime, key: key as string };
+        Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: totalHits });
+        (req as unknown as Record<string, RateLimitInfo>)[requestPropertyName] = info;
+        const nowMs = config.now();
+        const state: CountedState = { limit: limitValue, remaining: info.remaining, resetTime, key: String(key) };
+        if (config.legacyHeaders && !res.headersSent) writeLegacyCounterHeaders(res, state, nowMs);
+        after(
+          standardHeaders(req, res, state, nowMs),
+          () => {
+            if (watch !== undefined) uncountWhenSkipped(req, res, watch, config, uncounter(key, resetTime));
+            if (outcome.refuses && totalHits > limitValue && config.standard.retryAfter) {
+              after(
+                typeof config.retryAfter === 'function' ? config.retryAfter(req, res) : config.retryAfter,
+                (seconds) => {
+                  if (!res.headersSent) res.setHeader('Retry-After', String(seconds ?? counterRetryAfter(state, config.windowMs, config.now())));
+                  outcome.settle({ req, res, next, info, totalHits }, fail);
+                },
+                fail,
+              );
+              return;
+            }
+            outcome.settle({ req, res, next, info, totalHits }, fail);
+          },
+          fail,
+        );
+      },
+      fail,
+    );
+  }
+
+  /** Writes the standard headers; a promise when a draft-8 `identifier` function answers with one. */
+  function standardHeaders(req: Request, res: Response, state: CountedState, nowMs: number): void | Promise<void> {
+    const { draft, unsupported } = config.standard;
+    if (unsupported) {
+      if (!res.headersSent) validations.headersDraftVersion(config.public.standardHeaders);
+      return;
+    }
+    if (draft === false || res.headersSent) return;
+    if (draft !== 'draft-6') validations.headersResetTime(state.resetTime);
+    if (draft === 'draft-6' || draft === 'draft-7') {
+      writeStandardCounterHeaders(res, draft, state, config.windowMs, '', nowMs);
+      return;
+    }
+    const name = typeof config.identifier === 'function' ? config.identifier(req, res) : config.identifier;
+    const write = (resolved: string) => {
+      if (!res.headersSent) writeStandardCounterHeaders(res, draft, state, config.windowMs, resolved, nowMs);
+    };
+    if (isThenable(name)) return Promise.resolve(name).then(write);
+    write(name);
+  }
+
+  /** Takes a hit back for the skip options, unless the window has already rolled over (express-rate-limit ≥ 8.6). */
+  function uncounter(key: string | number, resetTime: Date | undefined) {
+    return {
+      undo: () => {
+        if (resetTime !== undefined && config.now() >= resetTime.getTime()) return undefined;
+        return counter !== undefined ? counter.decrement(String(key)) : store.decrement(key as string);
+      },
+      report: (error: unknown, during: 'decrement' | 'callback' | 'close' | 'error') => logger.error(error, UNCOUNT_MESSAGES[during]),
+    };
+  }
+
+  return function rateLimit(req: Request, res: Response, next: NextFunction): void {
+    const fail = (error: unknown) => next(error);
+    try {
+      const watch = watchResponse(res, config);
+      const identify = () => after(keyGenerator(req, res), (key) => count(req, res, next, watch, key, fail), fail);
+      if (config.skip === undefined) {
+        identify();
+        return;
+      }
+      after(config.skip(req, res), (skipped) => (skipped ? next() : identify()), fail);
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/** The messages express-rate-limit logs with a failed un-count. */
+const UNCOUNT_MESSAGES = {
+  decrement: 'express-rate-limit: error from store during decrement.',
+  callback: 'express-rate-limit: error in requestWasSuccessful callback.',
+  close: 'express-rate-limit: error handling close event during decrement.',
+  error: 'express-rate-limit: error handling error event during decrement.',
+} as const;
+
+function attemptOr(fn: () => void, fail: (error: unknown) => void): void {
+  try {
+    fn();
+  } catch (error) {
+    fail(error);
+  }
+}
+
+/** The outcome of rateLimit in express-rate-limit mode: over the limit, the handler answers. */
+export function refuseOverLimit(config: CounterConfig): Outcome {
+  return {
+    refuses: true,
+    limitOf: (req, res) => (typeof config.limit === 'function' ? config.limit(req, res) : config.limit),
+    settle({ req, res, next, totalHits, info }, fail) {
+      if (totalHits <= info.limit) {
+        next();
+        return;
+      }
+      const result = config.handler(req, res, next, config.public);
+      if (isThenable(result)) Promise.resolve(result).catch(fail);
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { isIPv6 } from 'node:net';
+import { ipKeyGenerator, RateKitError } from '@ratekit/core';
+import type { Request, Response } from 'express';
+import { isThenable } from './maybe.js';
+import type { ValueDeterminingMiddleware, ValueOrPromise } from './types.js';
+import type { Validations } from './validations.js';
+
+/** Turns a request into its key. The default generator returns `undefined` when the request has no IP. */
+export type KeyFunction = (req: Request, res: Response) => ValueOrPromise<unknown>;
+
+/**
+ * The default key, as express-rate-limit v8 makes it: the client IP from
+ * `req.ip` (which honours Express's `trust proxy` setting; `X-Forwarded-For`
+ * is never read here), with IPv6 addresses grouped by `ipv6Subnet` through
+ * `ipKeyGenerator`. First it runs the `ip`, `trustProxy`,
+ * `xForwardedForHeader` and `forwardedHeader` checks (each logged once);
+ * a function `ipv6Subnet` is called for IPv6 clients only, and its result
+ * checked too.
+ *
+ * When `req.ip` is missing (the socket closed early, or a server that is not
+ * a plain Node HTTP server) it returns `undefined` and the request passes
+ * unlimited; the `ip` check logs `ERR_ERL_UNDEFINED_IP_ADDRESS` once.
+ * (express-rate-limit counts all such requests under one `undefined` key.)
+ */
+export function defaultKeyGenerator(ipv6Subnet: number | false | ValueDeterminingMiddleware<number>, validations: Validations): KeyFunction {
+  return function clientIp(req, res) {
+    validations.ip(req.ip);
+    validations.trustProxy(req);
+    validations.xForwardedForHeader(req);
+    validations.forwardedHeader(req);
+    const ip = req.ip;
+    if (typeof ip !== 'string' || ip.length === 0) return undefined;
+    if (typeof ipv6Subnet !== 'function' || !isIPv6(ip)) return ipKeyGenerator(ip, typeof ipv6Subnet === 'function' ? 56 : ipv6Subnet);
+    const subnet = ipv6Subnet(req, res);
+    const keyOf = (resolved: number) => {
+      validations.ipv6Subnet(resolved);
+      return ipKeyGenerator(ip, resolved);
+    };
+    return isThenable(subnet) ? Promise.resolve(subnet).then(keyOf) : keyOf(subnet);
+  };
+}
+
+/** The error for a custom `keyGenerator` that threw, rejected or returned no usable key (code `ERR_RATEKIT_KEY`). */
+export function keyError(problem: { threw: unknown } | { returned: unknown }, expected = 'a non-empty string'): RateKitError {
+  if ('threw' in problem) {
+    const reason = problem.threw instanceof Error ? problem.threw.message : String(problem.threw);
+    return new RateKitError('ERR_RATEKIT_KEY', `The keyGenerator failed: ${reason}`, { cause: problem.threw });
+  }
+  return new RateKitError('ERR_RATEKIT_KEY', `Expected the keyGenerator to return ${expected}, got ${describe(problem.returned)}`);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}

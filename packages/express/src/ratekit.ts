@@ -1,0 +1,137 @@
+import { type Decision, type MaybePromise, RateKitError, rateLimitHeaders } from '@ratekit/core';
+import type { NextFunction, Request, Response } from 'express';
+import { writeHeaders } from './headers.js';
+import { keyError } from './key.js';
+import { after, isThenable } from './maybe.js';
+import type { RateKitConfig } from './options.js';
+import { uncountWhenSkipped, watchResponse } from './skip-requests.js';
+import type { RateLimitInfo } from './types.js';
+
+/** The header that shows how long a request was held (delay algorithm, slowDown), in ms. */
+export const DELAY_HEADER = 'X-Slow-Down-Delay';
+
+/**
+ * The ratekit mode middleware: one decision of the core limiter per request.
+ *
+ * Per request: `skip` → key (default: the client IP, `trust proxy`-aware,
+ * IPv6 grouped by /56) → one decision → headers on every response →
+ * `req[requestPropertyName]` → `next()`, or `handler` (default: 429 and
+ * `message`, with `Retry-After`). Refusals charge nothing. With the
+ * in-memory store the whole path is synchronous: no promise, no `await`.
+ * The `delay` algorithm admits over-rate requests after `delayMs` (held with
+ * a timer, dropped if the client disconnects, shown in `X-Slow-Down-Delay`).
+ *
+ * Errors go to `next(err)`: a `keyGenerator` that throws or returns no usable
+ * key (code `ERR_RATEKIT_KEY`), a store failure under `onStoreError: 'throw'`
+ * (code `ERR_RATEKIT_STORE`), a throwing `skip`, `limits`, `cost` or `handler`.
+ */
+export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Response, next: NextFunction) => void {
+  const { limiter, keyGenerator, customKey, needsContext, headers, requestPropertyName, validations } = config;
+  const storeIdentity = limiter.store.shared ? limiter.store.name : limiter.store;
+  const appendLists = config.standard.draft !== false && config.standard.draft !== 'draft-6' && config.standard.draft !== 'draft-7';
+
+  function limit(req: Request, res: Response, next: NextFunction): void {
+    const watch = watchResponse(res, config);
+    let key: unknown;
+    try {
+      key = keyGenerator(req, res);
+    } catch (error) {
+      next(customKey ? keyError({ threw: error }) : error);
+      return;
+    }
+    if (isThenable(key)) Promise.resolve(key).then((k) => consume(req, res, next, k, watch), (error: unknown) => next(customKey ? keyError({ threw: error }) : error));
+    else consume(req, res, next, key, watch);
+  }
+
+  function consume(req: Request, res: Response, next: NextFunction, key: unknown, watch: ReturnType<typeof watchResponse>): void {
+    if (typeof key !== 'string' || key.length === 0) {
+      // The default generator returns undefined only for a request without an IP, already reported.
+      next(customKey || key !== undefined ? keyError({ returned: key }) : undefined);
+      return;
+    }
+    let decision: MaybePromise<Decision>;
+    try {
+      decision = needsContext ? limiter.consume(key, { context: req }) : limiter.consume(key);
+    } catch (error) {
+      next(error);
+      return;
+    }
+    const fail = (error: unknown) => next(error);
+    if (isThenable(decision)) decision.then((d) => respond(req, res, next, key, d, watch, fail)).catch(fail);
+    else respond(req, res, next, key, decision, watch, fail);
+  }
+
+  function respond(req: Request, res: Response, next: NextFunction, key: string, decision: Decision, watch: ReturnType<typeof watchResponse>, fail: (error: unknown) => void): void {
+    validations.singleCount(req, storeIdentity, `${config.prefix}\u0000${key}`, key);
+    if (headers !== undefined && !res.headersSent) {
+      headers.partitionKey = key; // safe to share: the call below is synchronous
+      writeHeaders(res, rateLimitHeaders(decision, headers), appendLists);
+    }
+    if (config.standard.unsupported && !res.headersSent) validations.headersDraftVersion(config.public.standardHeaders);
+    const used = Math.max(0, decision.limit - decision.remaining);
+    const info: RateLimitInfo = { limit: decision.limit, used, remaining: decision.remaining, resetTime: new Date(decision.nowMs + decision.resetMs), key, decision };
+    Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: used });
+    (req as unknown as Record<string, RateLimitInfo>)[requestPropertyName] = info;
+    if (!decision.allowed) {
+      refuse(req, res, next, fail);
+      return;
+    }
+    if (watch !== undefined) {
+      uncountWhenSkipped(req, res, watch, config, {
+        undo: () => limiter.refund(key, needsContext ? { cost: decision.cost, context: req } : { cost: decision.cost }),
+        report: (error, during) => config.onError(refundError(error, during)),
+      });
+    }
+    if (decision.delayMs > 0) {
+      const delayMs = Math.ceil(decision.delayMs);
+      if (!res.headersSent) res.setHeader(DELAY_HEADER, String(delayMs));
+      const timer = setTimeout(next, delayMs);
+      res.once('close', () => clearTimeout(timer));
+      return;
+    }
+    next();
+  }
+
+  function refuse(req: Request, res: Response, next: NextFunction, fail: (error: unknown) => void): void {
+    const answer = () => {
+      const result = config.handler(req, res, next, config.public);
+      if (isThenable(result)) Promise.resolve(result).catch(fail);
+    };
+    if (config.retryAfter === undefined) {
+      answer();
+      return;
+    }
+    after(
+      typeof config.retryAfter === 'function' ? config.retryAfter(req, res) : config.retryAfter,
+      (seconds) => {
+        if (config.standard.retryAfter && !res.headersSent) res.setHeader('Retry-After', String(seconds));
+        answer();
+      },
+      fail,
+    );
+  }
+
+  return function rateLimit(req: Request, res: Response, next: NextFunction): void {
+    try {
+      const { skip } = config;
+      if (skip === undefined) {
+        limit(req, res, next);
+        return;
+      }
+      after(skip(req, res), (skipped) => (skipped ? next() : limit(req, res, next)), (error) => next(error));
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/** A failed refund, as an error for `onError`. */
+function refundError(error: unknown, during: 'decrement' | 'callback' | 'close' | 'error'): RateKitError {
+  if (error instanceof RateKitError) return error;
+  const reason = (error as Error)?.message ?? String(error);
+  if (during === 'callback') {
+    // No code fits a user callback failing at run time better than the option's own.
+    return new RateKitError('ERR_RATEKIT_INVALID_OPTION', `\`requestWasSuccessful\` threw, so nothing was refunded: ${reason}`, { cause: error });
+  }
+  return new RateKitError('ERR_RATEKIT_STORE', `The refund failed: ${reason}`, { cause: error });
+}

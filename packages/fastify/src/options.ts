@@ -1,0 +1,389 @@
+import {
+  ALGORITHMS,
+  assertFunction,
+  assertInteger,
+  assertNonEmptyString,
+  assertObject,
+  assertOneOf,
+  assertPositive,
+  type HeaderOptions,
+  type LimitOptions,
+  type LimitsOption,
+  type RateLimitStore,
+  RateKitOptionError,
+  resolveHeaderOptions,
+  resolveLimit,
+  type StandardHeaders,
+  type StoreErrorPolicy,
+} from '@ratekit/core';
+import type { FastifyRequest } from 'fastify';
+import { parseTimeWindow } from './duration.js';
+import { defaultKeyGenerator, type KeyFunction } from './key.js';
+import type { ErrorResponseBuilderContext, RateLimitHook, RateLimitOptions, RateLimitPluginOptions, ValueOrPromise } from './types.js';
+
+/** The context the adapter hands to core's dynamic `limits` and `cost`: the request, and the resolved `max` when `max` is a function. */
+export interface LimitContext {
+  readonly request: FastifyRequest;
+  readonly max: number;
+}
+
+/** One limiter's options, validated and normalised once. */
+export interface Settings {
+  /** The `limits` and `cost` options for core's `createLimiter`. */
+  readonly limits: LimitsOption<LimitContext>;
+  readonly cost: number | ((context: LimitContext) => number) | undefined;
+  /** The `limits` ids of a static policy (to check that routes of a group agree); undefined when dynamic. */
+  readonly limitIds: string | undefined;
+  /** Set when `max` is a function: it is resolved per request and passed in the context. */
+  readonly maxFn: ((request: FastifyRequest, key: string) => ValueOrPromise<number>) | undefined;
+  /** True when core needs the request context (a function `limits`, `cost` or `max`). */
+  readonly needsContext: boolean;
+  readonly keyOf: KeyFunction;
+  /** True for a user `keyGenerator` (its failures are errors); the default key passes requests without an IP. */
+  readonly customKey: boolean;
+  readonly allowSet: ReadonlySet<string> | undefined;
+  readonly allowFn: ((request: FastifyRequest, key: string) => ValueOrPromise<boolean>) | undefined;
+  readonly groupId: string | undefined;
+  readonly hook: RateLimitHook;
+  readonly errorResponseBuilder: ((request: FastifyRequest, context: ErrorResponseBuilderContext) => object) | undefined;
+  /** Header options for core's `rateLimitHeaders`, or undefined when no header set is on. */
+  readonly headers: Readonly<HeaderOptions> | undefined;
+  /** Lower-case header names switched off on admitted responses / on refusals. */
+  readonly hiddenOnPass: ReadonlySet<string> | undefined;
+  readonly hiddenOnRefusal: ReadonlySet<string> | undefined;
+  readonly onExceeding: ((request: FastifyRequest, key: string) => void) | undefined;
+  readonly onExceeded: ((request: FastifyRequest, key: string) => void) | undefined;
+  readonly onBanReach: ((request: FastifyRequest, key: string) => void) | undefined;
+  readonly onStoreError: StoreErrorPolicy;
+  readonly storeTimeoutMs: number | undefined;
+  /** Refusals before a ban; -1: never. */
+  readonly ban: number;
+  readonly continueExceeding: boolean;
+}
+
+/** The registration as a whole: the plugin-level settings plus what only the plugin takes. */
+export interface Registration {
+  /** The route-level options of the plugin, merged under every route's `config.rateLimit`. */
+  readonly base: RateLimitOptions;
+  readonly settings: Settings;
+  readonly global: boolean;
+  readonly nameSpace: string;
+  readonly cache: number;
+  readonly store: RateLimitStore | undefined;
+  readonly now: (() => number) | undefined;
+}
+
+/** Options a route, `rateLimit()` or `createRateLimit()` may set. */
+const ROUTE_KEYS: ReadonlySet<string> = new Set<keyof RateLimitOptions>([
+  'max',
+  'timeWindow',
+  'algorithm',
+  'limits',
+  'cost',
+  'keyGenerator',
+  'ipv6Subnet',
+  'allowList',
+  'groupId',
+  'hook',
+  'errorResponseBuilder',
+  'addHeaders',
+  'addHeadersOnExceeding',
+  'enableDraftSpec',
+  'standardHeaders',
+  'legacyHeaders',
+  'onExceeding',
+  'onExceeded',
+  'onBanReach',
+  'skipOnError',
+  'onStoreError',
+  'storeTimeoutMs',
+  'ban',
+  'continueExceeding',
+]);
+
+/** Options only the plugin registration takes. */
+const REGISTRATION_KEYS: ReadonlySet<string> = new Set<keyof RateLimitPluginOptions>(['global', 'store', 'cache', 'nameSpace', 'now']);
+
+/** Fastify's own `register()` options, which reach the plugin in the same object. */
+const FASTIFY_REGISTER_KEYS: ReadonlySet<string> = new Set(['prefix', 'logLevel', 'logSerializers']);
+
+/** @fastify/rate-limit options this adapter does not take, with what to use instead. */
+const UNSUPPORTED: Readonly<Record<string, string>> = {
+  redis: 'unset: pass a ratekit `store` (for example from @ratekit/redis) instead of `redis`',
+  exponentialBackoff: "unset: use `continueExceeding`, or `limits` with `algorithm: 'delay'`",
+  whitelist: 'unset: it was renamed `allowList`',
+};
+
+const POLICY_KEYS = ['max', 'timeWindow', 'algorithm'] as const;
+const HEADER_FORMAT_KEYS = ['standardHeaders', 'legacyHeaders'] as const;
+
+const DEFAULT_MAX = 1000;
+const DEFAULT_WINDOW_MS = 60_000;
+const DEFAULT_CACHE = 5_000;
+const DEFAULT_NAMESPACE = 'fastify-rate-limit-';
+
+/**
+ * Validates the plugin's options.
+ *
+ * @param onKeyError - receives the one-time report of a request without an IP
+ * @throws {RateKitOptionError} naming the first bad or unknown option (code `ERR_RATEKIT_INVALID_OPTION`)
+ */
+export function resolveRegistration(options: RateLimitPluginOptions | undefined, onKeyError: KeyReporter): Registration {
+  const raw: RateLimitPluginOptions = options ?? {};
+  assertObject('options', options ?? {});
+  const base: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (ROUTE_KEYS.has(name)) base[name] = value;
+    else if (!REGISTRATION_KEYS.has(name) && !FASTIFY_REGISTER_KEYS.has(name)) rejectUnknown(name, value, '');
+  }
+  const global = raw.global ?? true;
+  assertBoolean('global', global);
+  const nameSpace = raw.nameSpace ?? DEFAULT_NAMESPACE;
+  if (typeof nameSpace !== 'string') throw new RateKitOptionError('nameSpace', 'a string', nameSpace);
+  const cache = raw.cache ?? DEFAULT_CACHE;
+  assertInteger('cache', cache, 1);
+  if (raw.now !== undefined) assertFunction('now', raw.now);
+  if (raw.store !== undefined && (typeof raw.store?.evaluate !== 'function' || typeof raw.store.resetKey !== 'function')) {
+    throw new RateKitOptionError('store', 'a RateLimitStore (with evaluate and resetKey)', raw.store);
+  }
+  const settings = resolveSettings(base as RateLimitOptions, '', onKeyError);
+  return { base: base as RateLimitOptions, settings, global, nameSpace, cache, store: raw.store, now: raw.now };
+}
+
+/**
+ * Validates a route's (or `rateLimit()`'s) options merged over the plugin's.
+ *
+ * @param path - the option path for error messages, e.g. `config.rateLimit (GET /items).`
+ * @throws {RateKitOptionError} naming the first bad, unknown or registration-only option
+ */
+export function resolveRouteSettings(base: RateLimitOptions, override: unknown, path: string, onKeyError: KeyReporter): Settings {
+  assertObject(path.slice(0, -1), override);
+  for (const [name, value] of Object.entries(override)) {
+    if (ROUTE_KEYS.has(name)) continue;
+    if (REGISTRATION_KEYS.has(name)) throw new RateKitOptionError(`${path}${name}`, 'unset: it is a plugin option, set when the plugin is registered', value);
+    rejectUnknown(name, value, path);
+  }
+  return resolveSettings(mergeOptions(base, override as RateLimitOptions), path, onKeyError);
+}
+
+/**
+ * Merges route options over the plugin's, one option at a time, replacing
+ * related options together (see {@link RateLimitOptions}). Does not mutate.
+ */
+export function mergeOptions(base: RateLimitOptions, override: RateLimitOptions): RateLimitOptions {
+  const merged: Record<string, unknown> = { ...base };
+  for (const [name, value] of Object.entries(override)) if (value !== undefined) merged[name] = value;
+  const given = (name: keyof RateLimitOptions) => override[name] !== undefined;
+  if (given('limits')) for (const name of POLICY_KEYS) if (!given(name)) delete merged[name];
+  if (POLICY_KEYS.some(given) && !given('limits')) delete merged.limits;
+  if (given('enableDraftSpec')) for (const name of HEADER_FORMAT_KEYS) if (!given(name)) delete merged[name];
+  if (HEADER_FORMAT_KEYS.some(given) && !given('enableDraftSpec')) delete merged.enableDraftSpec;
+  if (given('skipOnError') && !given('onStoreError')) delete merged.onStoreError;
+  if (given('onStoreError') && !given('skipOnError')) delete merged.skipOnError;
+  return merged as RateLimitOptions;
+}
+
+/** Receives a one-time report that the default key found no IP. */
+export type KeyReporter = (message: string) => void;
+
+function resolveSettings(o: RateLimitOptions, path: string, onKeyError: KeyReporter): Settings {
+  const at = (name: string) => `${path}${name}`;
+  const policy = resolvePolicy(o, at);
+
+  let cost: Settings['cost'];
+  if (typeof o.cost === 'function') {
+    const userCost = o.cost;
+    cost = (context) => userCost(context.request);
+  } else if (o.cost !== undefined) {
+    if (typeof o.cost !== 'number' || !Number.isFinite(o.cost) || o.cost < 0) throw new RateKitOptionError(at('cost'), 'a finite number >= 0 or a function', o.cost);
+    cost = o.cost;
+  }
+
+  const ipv6Subnet = o.ipv6Subnet ?? 56;
+  if (ipv6Subnet !== false && (typeof ipv6Subnet !== 'number' || !Number.isInteger(ipv6Subnet) || ipv6Subnet < 1 || ipv6Subnet > 128)) {
+    throw new RateKitOptionError(at('ipv6Subnet'), 'an integer from 1 to 128, or false', ipv6Subnet);
+  }
+  if (o.keyGenerator !== undefined) assertFunction(at('keyGenerator'), o.keyGenerator);
+  const keyOf: KeyFunction = o.keyGenerator ?? defaultKeyGenerator(ipv6Subnet, onKeyError);
+
+  let allowSet: Set<string> | undefined;
+  let allowFn: Settings['allowFn'];
+  if (typeof o.allowList === 'function') allowFn = o.allowList;
+  else if (o.allowList !== undefined) {
+    if (!Array.isArray(o.allowList) || !o.allowList.every((k) => typeof k === 'string')) {
+      throw new RateKitOptionError(at('allowList'), 'an array of key strings or a function', o.allowList);
+    }
+    if (o.allowList.length > 0) allowSet = new Set(o.allowList);
+  }
+
+  if (o.groupId !== undefined) assertNonEmptyString(at('groupId'), o.groupId);
+  const hook = o.hook ?? 'onRequest';
+  assertOneOf(at('hook'), hook, ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const);
+  for (const name of ['errorResponseBuilder', 'onExceeding', 'onExceeded', 'onBanReach'] as const) {
+    if (o[name] !== undefined) assertFunction(at(name), o[name]);
+  }
+
+  const headers = resolveHeaders(o, at);
+  const sent = headers === undefined ? new Set<string>() : sentHeaderNames(headers.standardHeaders, headers.legacyHeaders);
+  const hiddenOnPass = hiddenHeaders(o.addHeadersOnExceeding, sent, at('addHeadersOnExceeding'));
+  const hiddenOnRefusal = hiddenHeaders(o.addHeaders, new Set([...sent, 'retry-after']), at('addHeaders'));
+
+  const skipOnError = o.skipOnError ?? false;
+  assertBoolean(at('skipOnError'), skipOnError);
+  if (skipOnError && o.onStoreError !== undefined && o.onStoreError !== 'allow') {
+    throw new RateKitOptionError(at('skipOnError'), "unset when `onStoreError` is set (skipOnError is onStoreError: 'allow')", skipOnError);
+  }
+  const onStoreError = o.onStoreError ?? (skipOnError ? 'allow' : 'throw');
+  if (!['throw', 'allow', 'deny'].includes(onStoreError as string) && typeof (onStoreError as { consume?: unknown })?.consume !== 'function') {
+    throw new RateKitOptionError(at('onStoreError'), "'throw', 'allow', 'deny' or a fallback limiter", onStoreError);
+  }
+  if (o.storeTimeoutMs !== undefined) assertPositive(at('storeTimeoutMs'), o.storeTimeoutMs, ' of milliseconds');
+
+  const ban = o.ban ?? -1;
+  assertInteger(at('ban'), ban, -1);
+  const continueExceeding = o.continueExceeding ?? false;
+  assertBoolean(at('continueExceeding'), continueExceeding);
+  if (continueExceeding && !policy.single) {
+    throw new RateKitOptionError(at('continueExceeding'), 'false unless the policy is one limit (`max`/`timeWindow`, or `limits` with one limit, not a function)', true);
+  }
+
+  return Object.freeze({
+    limits: policy.limits,
+    cost,
+    limitIds: policy.limitIds,
+    maxFn: policy.maxFn,
+    needsContext: policy.dynamic || typeof cost === 'function',
+    keyOf,
+    customKey: o.keyGenerator !== undefined,
+    allowSet,
+    allowFn,
+    groupId: o.groupId,
+    hook,
+    errorResponseBuilder: o.errorResponseBuilder,
+    headers,
+    hiddenOnPass,
+    hiddenOnRefusal,
+    onExceeding: o.onExceeding,
+    onExceeded: o.onExceeded,
+    onBanReach: o.onBanReach,
+    onStoreError,
+    storeTimeoutMs: o.storeTimeoutMs,
+    ban,
+    continueExceeding,
+  });
+}
+
+interface Policy {
+  limits: LimitsOption<LimitContext>;
+  limitIds: string | undefined;
+  maxFn: Settings['maxFn'];
+  dynamic: boolean;
+  /** True for a policy of exactly one limit, known at registration. */
+  single: boolean;
+}
+
+/** Turns `limits`, or `max`/`timeWindow`/`algorithm`, into core's `limits` option. */
+function resolvePolicy(o: RateLimitOptions, at: (name: string) => string): Policy {
+  if (o.limits !== undefined) {
+    for (const name of POLICY_KEYS) {
+      if (o[name] !== undefined) throw new RateKitOptionError(at(name), 'unset when `limits` is given (put it in the limits)', o[name]);
+    }
+    const userLimits = o.limits;
+    if (typeof userLimits === 'function') {
+      return { limits: (context) => userLimits(context.request), limitIds: undefined, maxFn: undefined, dynamic: true, single: false };
+    }
+    const list: readonly LimitOptions[] = Array.isArray(userLimits) ? userLimits : [userLimits as LimitOptions];
+    if (list.length === 0) throw new RateKitOptionError(at('limits'), 'at least one limit', userLimits);
+    const resolved = list.map((limit, i) => resolveLimit(limit, Array.isArray(userLimits) ? at(`limits[${i}]`) : at('limits')));
+    return { limits: userLimits, limitIds: resolved.map((l) => l.id).join('\n'), maxFn: undefined, dynamic: false, single: list.length === 1 };
+  }
+
+  const algorithm = o.algorithm ?? 'fixed-window';
+  assertOneOf(at('algorithm'), algorithm, ALGORITHMS);
+  const windowMs = parseTimeWindow(o.timeWindow ?? DEFAULT_WINDOW_MS, at('timeWindow'));
+  const max = o.max ?? DEFAULT_MAX;
+  if (typeof max === 'function') {
+    // One LimitOptions object per distinct max, so core validates each once.
+    const byMax = new Map<number, LimitOptions>();
+    const limitFor = (context: LimitContext): LimitOptions => {
+      let limit = byMax.get(context.max);
+      if (limit === undefined) {
+        limit = { algorithm, limit: context.max, windowMs };
+        if (byMax.size >= 1_000) byMax.clear();
+        byMax.set(context.max, limit);
+      }
+      return limit;
+    };
+    return { limits: limitFor, limitIds: undefined, maxFn: max, dynamic: true, single: true };
+  }
+  assertInteger(at('max'), max, 1);
+  const limit: LimitOptions = { algorithm, limit: max, windowMs };
+  return { limits: limit, limitIds: resolveLimit(limit, at('max')).id, maxFn: undefined, dynamic: false, single: true };
+}
+
+/** The header format: `enableDraftSpec`, or `standardHeaders`/`legacyHeaders`; undefined when no header is sent. */
+function resolveHeaders(o: RateLimitOptions, at: (name: string) => string): Readonly<HeaderOptions> | undefined {
+  let standardHeaders: StandardHeaders | true | undefined = o.standardHeaders;
+  let legacyHeaders = o.legacyHeaders;
+  if (o.enableDraftSpec !== undefined) {
+    assertBoolean(at('enableDraftSpec'), o.enableDraftSpec);
+    if (o.enableDraftSpec) {
+      for (const name of HEADER_FORMAT_KEYS) {
+        if (o[name] !== undefined) throw new RateKitOptionError(at(name), 'unset when `enableDraftSpec` is true (it means standardHeaders: draft-6, legacyHeaders: false)', o[name]);
+      }
+      standardHeaders = 'draft-6';
+      legacyHeaders = false;
+    }
+  }
+  const resolved = resolveHeaderOptions(
+    {
+      standardHeaders: standardHeaders ?? false,
+      legacyHeaders: legacyHeaders ?? (standardHeaders === undefined || standardHeaders === false),
+      // @fastify/rate-limit sends the legacy reset as seconds from now, and Fastify's reply.header overwrites.
+      legacyReset: 'delta',
+      combineLists: true,
+    },
+    path(at),
+  );
+  return resolved.standardHeaders === false && !resolved.legacyHeaders ? undefined : resolved;
+}
+
+/** The option-path prefix without its trailing dot, as core's `resolveHeaderOptions` wants it. */
+function path(at: (name: string) => string): string {
+  const prefix = at('');
+  return prefix.endsWith('.') ? prefix.slice(0, -1) : prefix;
+}
+
+/** The lower-case names of the headers a format sends (Retry-After aside). */
+function sentHeaderNames(standard: StandardHeaders, legacy: boolean): Set<string> {
+  const names = new Set<string>();
+  if (legacy) for (const n of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) names.add(n);
+  if (standard === 'draft-6') for (const n of ['ratelimit-policy', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) names.add(n);
+  else if (standard !== false) for (const n of ['ratelimit', 'ratelimit-policy']) names.add(n);
+  return names;
+}
+
+/** Validates an `addHeaders`-style map and returns the names switched off (undefined when none). */
+function hiddenHeaders(map: unknown, sent: ReadonlySet<string>, option: string): ReadonlySet<string> | undefined {
+  if (map === undefined) return undefined;
+  assertObject(option, map);
+  const hidden = new Set<string>();
+  for (const [name, on] of Object.entries(map)) {
+    const lower = name.toLowerCase();
+    if (!sent.has(lower)) {
+      const known = [...sent].map((n) => `'${n}'`).join(', ') || 'none: no header is sent';
+      throw new RateKitOptionError(`${option}['${name}']`, `a header the configured format sends (${known})`, on);
+    }
+    assertBoolean(`${option}['${name}']`, on);
+    if (!on) hidden.add(lower);
+  }
+  return hidden.size > 0 ? hidden : undefined;
+}
+
+function rejectUnknown(name: string, value: unknown, path: string): never {
+  throw new RateKitOptionError(`${path}${name}`, UNSUPPORTED[name] ?? 'unset: it is not an option of @ratekit/fastify', value);
+}
+
+function assertBoolean(option: string, value: unknown): asserts value is boolean {
+  if (typeof value !== 'boolean') throw new RateKitOptionError(option, 'a boolean', value);
+}

@@ -1,0 +1,130 @@
+import { memoryStore, RateKitOptionError } from '@ratekit/core';
+import { type RateLimitOptions, resolveOptions } from './options.js';
+
+type Options = RateLimitOptions<unknown>;
+
+describe('resolveOptions', () => {
+  describe('with no options', () => {
+    it("takes koa-ratelimit's defaults: 2500 per hour, fixed window, namespace 'limit', legacy headers, 429", () => {
+      const resolved = resolveOptions();
+      expect(resolved.limits).toEqual({ algorithm: 'fixed-window', limit: 2500, windowMs: 3_600_000 });
+      expect(resolved).toMatchObject({ namespace: 'limit', status: 429, throw: false, anyHeaders: true, listHeaders: false, needsContext: false });
+      expect(resolved.headerOptions).toMatchObject({ standardHeaders: false, legacyHeaders: true, retryAfter: true });
+      expect(resolved.store.name).toBe('memory');
+    });
+  });
+
+  describe('driver and db', () => {
+    it('gives each middleware without db its own store', () => {
+      expect(resolveOptions().store).not.toBe(resolveOptions().store);
+    });
+
+    it('shares one store between middlewares given the same Map, and only them', () => {
+      const db = new Map();
+      const a = resolveOptions({ driver: 'memory', db }).store;
+      expect(resolveOptions({ db }).store).toBe(a);
+      expect(resolveOptions({ db: new Map() }).store).not.toBe(a);
+    });
+
+    it('uses the store given', () => {
+      const store = memoryStore();
+      expect(resolveOptions({ store }).store).toBe(store);
+    });
+  });
+
+  describe('headers', () => {
+    it('maps the custom names from the legacy names', () => {
+      const { renames } = resolveOptions({ headers: { remaining: 'Rate-Remaining', reset: 'Rate-Reset', total: 'Rate-Total' } });
+      expect([...renames!]).toEqual([
+        ['x-ratelimit-remaining', 'Rate-Remaining'],
+        ['x-ratelimit-reset', 'Rate-Reset'],
+        ['x-ratelimit-limit', 'Rate-Total'],
+      ]);
+    });
+
+    it('turns disableHeader into legacyHeaders: false, keeping Retry-After', () => {
+      const resolved = resolveOptions({ disableHeader: true });
+      expect(resolved.anyHeaders).toBe(false);
+      expect(resolved.headerOptions).toMatchObject({ legacyHeaders: false, standardHeaders: false, retryAfter: true });
+    });
+
+    it.each([
+      ['draft-6', false],
+      ['draft-7', false],
+      ['draft-8', true],
+      ['draft-11', true],
+    ] as const)('treats %s list fields as appendable: %s', (standardHeaders, listHeaders) => {
+      expect(resolveOptions({ standardHeaders }).listHeaders).toBe(listHeaders);
+    });
+
+    it("reads standardHeaders: true as 'draft-6', as express-rate-limit", () => {
+      expect(resolveOptions({ standardHeaders: true }).headerOptions.standardHeaders).toBe('draft-6');
+    });
+  });
+
+  describe('limits and cost', () => {
+    it('builds the limit from max, duration and algorithm', () => {
+      expect(resolveOptions({ max: 10, duration: 1_000, algorithm: 'gcra' }).limits).toEqual({ algorithm: 'gcra', limit: 10, windowMs: 1_000 });
+    });
+
+    it('passes limits through, and asks for the context when limits or cost is a function', () => {
+      const limits = [{ limit: 1, windowMs: 1_000 }];
+      expect(resolveOptions({ limits }).limits).toBe(limits);
+      expect(resolveOptions({ limits }).needsContext).toBe(false);
+      expect(resolveOptions({ limits: () => limits }).needsContext).toBe(true);
+      expect(resolveOptions({ cost: () => 2 }).needsContext).toBe(true);
+    });
+  });
+
+  describe('with a bad option', () => {
+    const store = memoryStore();
+    // options | the option named | what the message says is expected
+    const table: Array<[Options | null, string, string]> = [
+      [null, 'options', 'an object'],
+      [{ driver: 'redis' as never }, 'driver', "'memory' (for Redis or any other backend, pass a RateLimitStore as `store`)"],
+      [{ db: {} as never }, 'db', 'a Map'],
+      [{ db: new Map(), store }, 'db', 'unset when `store` is given'],
+      [{ driver: 'memory', store }, 'driver', 'unset when `store` is given'],
+      [{ duration: 0 }, 'duration', 'a positive finite number of milliseconds'],
+      [{ duration: '1h' as never }, 'duration', 'a positive finite number of milliseconds'],
+      [{ max: 0 }, 'max', 'an integer >= 1'],
+      [{ max: 1.5 }, 'max', 'an integer >= 1'],
+      [{ algorithm: 'leaky-bucket' as never }, 'algorithm', "one of 'fixed-window'"],
+      [{ limits: { limit: 1, windowMs: 1_000 }, max: 5 }, 'max', 'unset when `limits` is given'],
+      [{ limits: { limit: 1, windowMs: 1_000 }, duration: 5 }, 'duration', 'unset when `limits` is given'],
+      [{ id: 'ip' as never }, 'id', 'a function'],
+      [{ whitelist: ['127.0.0.1'] as never }, 'whitelist', 'a function'],
+      [{ blacklist: true as never }, 'blacklist', 'a function'],
+      [{ onLimited: 'log' as never }, 'onLimited', 'a function'],
+      [{ namespace: 'a\u0000b' }, 'namespace', 'a string without NUL characters'],
+      [{ namespace: 5 as never }, 'namespace', 'a string without NUL characters'],
+      [{ headers: 'X-Limit' as never }, 'headers', 'an object'],
+      [{ headers: { remaining: 'Rate Remaining' } }, 'headers.remaining', 'a header name'],
+      [{ headers: { used: 'X-Used' } as never }, 'headers.used', 'unset: only `remaining`, `reset` and `total` can be renamed'],
+      [{ disableHeader: 'yes' as never }, 'disableHeader', 'a boolean'],
+      [{ disableHeader: true, legacyHeaders: true }, 'legacyHeaders', 'unset or false when `disableHeader` is true'],
+      [{ legacyHeaders: 1 as never }, 'legacyHeaders', 'a boolean'],
+      [{ standardHeaders: 'draft-5' as never }, 'standardHeaders', "false, true or one of 'draft-6'"],
+      [{ status: 200 }, 'status', 'an integer >= 400'],
+      [{ status: 600 }, 'status', 'an integer from 400 to 599'],
+      [{ errorMessage: 5 as never }, 'errorMessage', 'a string, an object or a function'],
+      [{ errorMessage: null as never }, 'errorMessage', 'a string, an object or a function'],
+      [{ throw: 'yes' as never }, 'throw', 'a boolean'],
+      [{ windowMs: 60_000 } as never, 'windowMs', 'unset: ratelimit() has no such option (did you mean `duration`?)'],
+      [{ keyGenerator: () => 'k' } as never, 'keyGenerator', 'unset: ratelimit() has no such option (did you mean `id`?)'],
+      [{ colour: 'red' } as never, 'colour', 'unset: ratelimit() has no such option'],
+    ];
+
+    it.each(table)('%j throws a RateKitOptionError naming `%s`', (options, option, expected) => {
+      let thrown: unknown;
+      try {
+        resolveOptions(options as Options);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(RateKitOptionError);
+      expect(thrown).toMatchObject({ code: 'ERR_RATEKIT_INVALID_OPTION', option });
+      expect((thrown as RateKitOptionError).expected).toContain(expected);
+    });
+  });
+});

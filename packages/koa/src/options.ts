@@ -1,0 +1,318 @@
+import {
+  ALGORITHMS,
+  type AlgorithmName,
+  assertFunction,
+  assertInteger,
+  assertObject,
+  assertOneOf,
+  assertPositive,
+  type Decision,
+  type HeaderOptions,
+  type Limiter,
+  type LimitOptions,
+  type LimitsOption,
+  memoryStore,
+  type RateKitError,
+  RateKitOptionError,
+  type RateLimitStore,
+  resolveHeaderOptions,
+  type StandardHeaders,
+} from '@ratekit/core';
+
+/** What `id` may return: a key, or `false` to let the request through without limiting it. */
+export type KeyResult = string | number | false;
+
+/**
+ * Options of {@link ratelimit}. The first group follows koa-ratelimit 6 option for
+ * option; the second is ratekit's own. Every option is checked when the
+ * middleware is built, and a bad one throws a {@link RateKitOptionError}
+ * (code `ERR_RATEKIT_INVALID_OPTION`) naming it.
+ *
+ * `TContext` is the Koa context type the callbacks receive.
+ */
+export interface RateLimitOptions<TContext> {
+  // ----- koa-ratelimit 6 -----
+
+  /**
+   * Where state lives, as in koa-ratelimit. Only `'memory'` is available:
+   * the state is held by ratekit's bounded in-memory store (see `db`). For
+   * Redis, or any other backend, pass a {@link RateLimitStore} as `store`.
+   * Unlike koa-ratelimit, `'memory'` is the default.
+   * @default 'memory'
+   */
+  driver?: 'memory';
+  /**
+   * koa-ratelimit's memory database: a `Map`. Accepted for drop-in
+   * compatibility, but the `Map` holds no state and stays empty. Middlewares
+   * given the same `Map` share one bounded in-memory store (and, with the
+   * same `namespace`, one set of counters), as they shared the `Map` in
+   * koa-ratelimit. Without `db`, each middleware has its own bounded store.
+   */
+  db?: Map<unknown, unknown>;
+  /** The window, in milliseconds. Ignored when `limits` is given. @default 3_600_000 (1 hour, as koa-ratelimit) */
+  duration?: number;
+  /** Requests allowed per `duration` and key. Ignored when `limits` is given. @default 2500 (as koa-ratelimit) */
+  max?: number;
+  /**
+   * The key of a request. Return `false` to let the request through
+   * unlimited (no headers). A number is used as its decimal string. May
+   * return a Promise. Throwing, or returning anything else (`undefined`,
+   * `''`, `null`), fails the request with a `RateKitError` of code
+   * `ERR_RATEKIT_KEY` (status 500); the next request is served normally.
+   * @default the client IP, `ipKeyGenerator(ctx.ip)` from @ratekit/core (IPv6 grouped by /56). `ctx.ip` honours `app.proxy`.
+   */
+  id?: (ctx: TContext) => KeyResult | Promise<KeyResult>;
+  /**
+   * This middleware's namespace in the store, so several middlewares can
+   * share a store (or a `db`) without sharing counters. No NUL characters.
+   * @default 'limit'
+   */
+  namespace?: string;
+  /** Custom names for the three legacy headers; each defaults on its own. */
+  headers?: {
+    /** @default 'X-RateLimit-Remaining' */
+    remaining?: string;
+    /** Absolute time of the reset, Unix epoch seconds (whole). @default 'X-RateLimit-Reset' */
+    reset?: string;
+    /** The limit. @default 'X-RateLimit-Limit' */
+    total?: string;
+  };
+  /** Send no legacy `X-RateLimit-*` headers (`Retry-After` is still sent on refusals). Same as `legacyHeaders: false`. @default false */
+  disableHeader?: boolean;
+  /** When it returns true, the request passes unlimited and uncounted, with no headers. May return a Promise. */
+  whitelist?: (ctx: TContext) => boolean | Promise<boolean>;
+  /** When it returns true, the request is refused with `ctx.throw(403, 'Forbidden')`. Checked before `whitelist` and `id`. May return a Promise. */
+  blacklist?: (ctx: TContext) => boolean | Promise<boolean>;
+  /**
+   * The body of a refusal: a string (sent as text), an object (sent as
+   * JSON), or a function of the context and decision returning either.
+   * @default 'Too many requests, please try again later.' (@ratekit/core's `DEFAULT_REFUSAL_MESSAGE`, the same bytes as every ratekit adapter and express-rate-limit; koa-ratelimit said `Rate limit exceeded, retry in <time>.`)
+   */
+  errorMessage?: string | object | ((ctx: TContext, decision: Decision) => string | object);
+  /** The status of a refusal, 400–599. @default 429 */
+  status?: number;
+  /**
+   * Refuse with `ctx.throw(status, message, { headers })` instead of setting
+   * status and body, so the app's error middleware answers. The error
+   * carries every rate-limit header and `Retry-After` in `headers`, because
+   * Koa's default error handler drops the headers already set on the
+   * response and applies `err.headers`. An object `errorMessage` is put on
+   * the error as `body`.
+   * @default false
+   */
+  throw?: boolean;
+  /**
+   * Called on each refusal, after status, body and headers are set (in
+   * `throw` mode: just before the throw). It may change the response. May
+   * return a Promise, which is awaited.
+   */
+  onLimited?: (ctx: TContext, decision: Decision) => void | Promise<void>;
+
+  // ----- ratekit -----
+
+  /** The algorithm of the `max`/`duration` limit (see @ratekit/core's `LimitOptions.algorithm`). @default 'fixed-window' */
+  algorithm?: AlgorithmName;
+  /**
+   * The policy, instead of `max`/`duration`/`algorithm`: one limit, several
+   * limits checked all-or-nothing (if one refuses, none is charged), or a
+   * function of the context choosing them per request (per route, method or
+   * plan; return the same objects each time, so they are validated once).
+   */
+  limits?: LimitsOption<TContext>;
+  /** The cost of a request, or a function of the context. @default 1 */
+  cost?: number | ((ctx: TContext) => number);
+  /**
+   * Which IETF RateLimit header fields to send, from @ratekit/core's header
+   * module: `'draft-6'` (`RateLimit-Limit`/`-Remaining`/`-Reset` and
+   * `RateLimit-Policy`), `'draft-7'` (the `RateLimit` dictionary and
+   * `RateLimit-Policy`), `'draft-8'` to `'draft-11'` (the `RateLimit` and
+   * `RateLimit-Policy` lists of named policies, with the key hashed as `pk`;
+   * one wire format), `true` (= `'draft-6'`, as express-rate-limit), or
+   * `false`. The draft-8+ list fields are appended, so stacked middlewares
+   * each add their policy.
+   * @default false (koa-ratelimit sends legacy headers only)
+   */
+  standardHeaders?: StandardHeaders | true;
+  /** Send `X-RateLimit-Limit`/`-Remaining`/`-Reset` (names from `headers`). @default true, unless `disableHeader` */
+  legacyHeaders?: boolean;
+  /** Where state lives: any {@link RateLimitStore}. @default a bounded in-memory store (see `db`) */
+  store?: RateLimitStore;
+  /** What a failing store turns into: `'throw'` (status 500), `'allow'`, `'deny'` or a fallback limiter. @default 'throw' */
+  onStoreError?: 'throw' | 'allow' | 'deny' | Limiter<any>;
+  /** The longest an asynchronous store call may take, in ms. @default 1_000 */
+  storeTimeoutMs?: number;
+  /** Receives store failures handled by `onStoreError`. @default console.error */
+  onError?: (error: RateKitError) => void;
+  /** The clock, Unix epoch ms; inject a fixed clock in tests. @default Date.now */
+  now?: () => number;
+}
+
+/** Options checked once and turned into what the per-request path needs. */
+export interface ResolvedOptions<TContext> {
+  readonly limits: LimitsOption<TContext>;
+  readonly store: RateLimitStore;
+  readonly namespace: string;
+  readonly id: ((ctx: TContext) => KeyResult | Promise<KeyResult>) | undefined;
+  readonly whitelist: ((ctx: TContext) => boolean | Promise<boolean>) | undefined;
+  readonly blacklist: ((ctx: TContext) => boolean | Promise<boolean>) | undefined;
+  /** For @ratekit/core's `rateLimitHeaders` (add `partitionKey` per request for draft-8+). */
+  readonly headerOptions: Readonly<HeaderOptions>;
+  /** True when any header is sent on admitted requests. */
+  readonly anyHeaders: boolean;
+  /** draft-8+: the list fields are appended, and carry the partition key. */
+  readonly listHeaders: boolean;
+  /** True when `limits` or `cost` is a function of the context. */
+  readonly needsContext: boolean;
+  /** Lower-case core header name → the name to send, when `headers` renames any. */
+  readonly renames: ReadonlyMap<string, string> | undefined;
+  readonly errorMessage: string | object | ((ctx: TContext, decision: Decision) => string | object) | undefined;
+  readonly status: number;
+  readonly throw: boolean;
+  readonly onLimited: ((ctx: TContext, decision: Decision) => void | Promise<void>) | undefined;
+}
+
+const KNOWN = new Set([
+  'driver', 'db', 'duration', 'max', 'id', 'namespace', 'headers', 'disableHeader', 'whitelist', 'blacklist',
+  'errorMessage', 'status', 'throw', 'onLimited', 'algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders',
+  'store', 'onStoreError', 'storeTimeoutMs', 'onError', 'now',
+]);
+
+/** Names from other limiters that users migrating are likely to pass, and ours. */
+const RENAMED: Record<string, string> = {
+  windowMs: 'duration', timeWindow: 'duration', limit: 'max', keyGenerator: 'id', prefix: 'namespace',
+  message: 'errorMessage', statusCode: 'status', handler: 'onLimited', skip: 'whitelist',
+};
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** One bounded memory store per koa-ratelimit `db` Map, so middlewares sharing a Map share state as they did. */
+const storesByDb = new WeakMap<Map<unknown, unknown>, RateLimitStore>();
+
+/**
+ * Validates the options of {@link ratelimit} and resolves defaults.
+ * Internal: exported for its test.
+ *
+ * @throws {RateKitOptionError} naming the first bad option.
+ */
+export function resolveOptions<TContext>(options: RateLimitOptions<TContext> = {}): ResolvedOptions<TContext> {
+  assertObject('options', options as unknown);
+  for (const name of Object.keys(options)) {
+    if (KNOWN.has(name) || (options as Record<string, unknown>)[name] === undefined) continue;
+    const hint = RENAMED[name] === undefined ? '' : ` (did you mean \`${RENAMED[name]}\`?)`;
+    throw new RateKitOptionError(name, `unset: ratelimit() has no such option${hint}`, (options as Record<string, unknown>)[name]);
+  }
+
+  assertBoolean('disableHeader', options.disableHeader);
+  assertBoolean('throw', options.throw);
+  if (options.disableHeader === true && options.legacyHeaders === true) {
+    throw new RateKitOptionError('legacyHeaders', 'unset or false when `disableHeader` is true', true);
+  }
+  const headerOptions = resolveHeaderOptions({
+    standardHeaders: options.standardHeaders,
+    legacyHeaders: options.legacyHeaders ?? !(options.disableHeader ?? false),
+    // koa-ratelimit sends Retry-After on every refusal, `disableHeader` or not.
+    retryAfter: true,
+    // One value per field: `err.headers` in throw mode is an object.
+    combineLists: true,
+  });
+
+  const status = options.status ?? 429;
+  assertInteger('status', status, 400);
+  if (status > 599) throw new RateKitOptionError('status', 'an integer from 400 to 599', status);
+
+  const errorMessage = options.errorMessage;
+  if (errorMessage !== undefined && (errorMessage === null || !['string', 'object', 'function'].includes(typeof errorMessage))) {
+    throw new RateKitOptionError('errorMessage', 'a string, an object or a function', errorMessage);
+  }
+  for (const name of ['id', 'whitelist', 'blacklist', 'onLimited'] as const) {
+    if (options[name] !== undefined) assertFunction(name, options[name]);
+  }
+
+  const namespace = options.namespace ?? 'limit';
+  if (typeof namespace !== 'string' || namespace.includes('\u0000')) {
+    throw new RateKitOptionError('namespace', 'a string without NUL characters', namespace);
+  }
+
+  return {
+    limits: resolveLimits(options),
+    store: resolveStore(options),
+    namespace,
+    id: options.id,
+    whitelist: options.whitelist,
+    blacklist: options.blacklist,
+    headerOptions,
+    anyHeaders: headerOptions.legacyHeaders || headerOptions.standardHeaders !== false,
+    listHeaders: headerOptions.standardHeaders !== false && !['draft-6', 'draft-7'].includes(headerOptions.standardHeaders),
+    needsContext: typeof options.limits === 'function' || typeof options.cost === 'function',
+    renames: resolveRenames(options.headers),
+    errorMessage,
+    status,
+    throw: options.throw ?? false,
+    onLimited: options.onLimited,
+  };
+}
+
+/** `limits`, or the koa-ratelimit shorthand `max` per `duration` with `algorithm`. */
+function resolveLimits<TContext>(options: RateLimitOptions<TContext>): LimitsOption<TContext> {
+  if (options.limits !== undefined) {
+    for (const name of ['max', 'duration', 'algorithm'] as const) {
+      if (options[name] !== undefined) throw new RateKitOptionError(name, 'unset when `limits` is given (put it in the limits)', options[name]);
+    }
+    return options.limits;
+  }
+  const max = options.max ?? 2500;
+  assertInteger('max', max, 1);
+  const duration = options.duration ?? 3_600_000;
+  assertPositive('duration', duration, ' of milliseconds');
+  const algorithm = options.algorithm ?? 'fixed-window';
+  assertOneOf('algorithm', algorithm, ALGORITHMS);
+  const limit: LimitOptions = { algorithm, limit: max, windowMs: duration };
+  return limit;
+}
+
+/** `store`, the store shared by a `db` Map, or a new bounded memory store. */
+function resolveStore<TContext>(options: RateLimitOptions<TContext>): RateLimitStore {
+  const { driver, db, store } = options;
+  if (driver !== undefined && driver !== 'memory') {
+    throw new RateKitOptionError('driver', "'memory' (for Redis or any other backend, pass a RateLimitStore as `store`)", driver);
+  }
+  if (store !== undefined) {
+    if (db !== undefined) throw new RateKitOptionError('db', 'unset when `store` is given', db);
+    if (driver !== undefined) throw new RateKitOptionError('driver', 'unset when `store` is given', driver);
+    return store; // createLimiter checks its shape
+  }
+  if (db === undefined) return memoryStore();
+  if (!(db instanceof Map)) {
+    throw new RateKitOptionError('db', 'a Map (the memory driver; for Redis, pass a RateLimitStore as `store`)', db);
+  }
+  let shared = storesByDb.get(db);
+  if (shared === undefined) {
+    shared = memoryStore();
+    storesByDb.set(db, shared);
+  }
+  return shared;
+}
+
+/** koa-ratelimit's `headers` option, as a map from the core's legacy names. */
+function resolveRenames(headers: RateLimitOptions<unknown>['headers']): ReadonlyMap<string, string> | undefined {
+  if (headers === undefined) return undefined;
+  assertObject('headers', headers);
+  const renames = new Map<string, string>();
+  const fields = { remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset', total: 'x-ratelimit-limit' } as const;
+  for (const [field, coreName] of Object.entries(fields)) {
+    const name = (headers as Record<string, unknown>)[field];
+    if (name === undefined) continue;
+    if (typeof name !== 'string' || !HEADER_NAME.test(name)) {
+      throw new RateKitOptionError(`headers.${field}`, 'a header name (letters, digits and !#$%&\'*+.^_`|~-)', name);
+    }
+    renames.set(coreName, name);
+  }
+  for (const field of Object.keys(headers)) {
+    if (!(field in fields)) throw new RateKitOptionError(`headers.${field}`, 'unset: only `remaining`, `reset` and `total` can be renamed', (headers as Record<string, unknown>)[field]);
+  }
+  return renames.size === 0 ? undefined : renames;
+}
+
+function assertBoolean(option: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'boolean') throw new RateKitOptionError(option, 'a boolean', value);
+}

@@ -1,0 +1,11 @@
+/**
+ * @ratekit/redis: a ratekit store on Redis. Every decision, with any
+ * algorithm and any number of limits, is one atomic Lua script call on the
+ * Redis server clock; works with node-redis and ioredis, on a single Redis or
+ * on Redis Cluster.
+ *
+ * @module
+ */
+export { redisStore } from './store.js';
+export type { IoRedisClientLike, NodeRedisClientLike, RedisClientLike, RedisStore, RedisStoreOptions } from './store.js';
+export { DECISION_SCRIPT, DECISION_SCRIPT_SHA } from './scripts.js';

@@ -1,0 +1,296 @@
+import {
+  assertObject,
+  assertOneOf,
+  type Decision,
+  type EvaluateRequest,
+  evaluatePolicy,
+  type LimitState,
+  RateKitOptionError,
+  type RateLimitStore,
+  type ResolvedLimit,
+} from '@ratekit/core';
+import { DECISION_SCRIPT, DECISION_SCRIPT_SHA } from './scripts.js';
+
+const STORE_NAME = 'redis';
+
+/**
+ * The part of a node-redis client (`redis` 5+, `createClient()` or
+ * `createCluster()`) the store uses. Commands are routed by their first key,
+ * so a cluster client works unchanged.
+ */
+export interface NodeRedisClientLike {
+  evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  del(key: string): Promise<unknown>;
+}
+
+/**
+ * The part of an ioredis client (`new Redis()` or `new Cluster()`) the store
+ * uses. ioredis routes by key on a cluster, and applies its `keyPrefix`
+ * option to the store's keys as to any other.
+ */
+export interface IoRedisClientLike {
+  evalsha(sha1: string, numberOfKeys: number, ...keysAndArguments: string[]): Promise<unknown>;
+  eval(script: string, numberOfKeys: number, ...keysAndArguments: string[]): Promise<unknown>;
+  del(...keys: string[]): Promise<unknown>;
+}
+
+/** A node-redis or ioredis client or cluster, connected and owned by the caller. */
+export type RedisClientLike = NodeRedisClientLike | IoRedisClientLike;
+
+/** Options of {@link redisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * The client: node-redis (`redis` 5+) or ioredis, single node or cluster.
+   * The store never connects, quits or reconfigures it. Both pipeline
+   * concurrent decisions on one connection; ioredis costs the client less
+   * CPU per decision (see the README's "Cost and throughput"). For outages,
+   * configure it to fail fast while
+   * disconnected and to keep reconnecting (node-redis `disableOfflineQueue`;
+   * ioredis `enableOfflineQueue: false`, `maxRetriesPerRequest: 0`): see the README.
+   */
+  client: RedisClientLike;
+  /**
+   * Prepended to every key the store writes, to share a Redis with other
+   * data. Must not contain `{` or `}`: the store puts its own hash tag after it.
+   * @default 'ratekit:'
+   */
+  prefix?: string;
+  /**
+   * Whose clock decides:
+   * - `server` (default): the script reads Redis `TIME`, so app servers with
+   *   skewed clocks agree, and the limiter's `now` option is ignored;
+   * - `caller`: the limiter's clock (`EvaluateRequest.nowMs`), for tests on
+   *   fixed clocks and for replaying schedules.
+   * @default 'server'
+   */
+  clock?: 'server' | 'caller';
+}
+
+/** The Redis store. */
+export interface RedisStore extends RateLimitStore {
+  /** Always asynchronous: one round trip per decision. */
+  evaluate(request: EvaluateRequest): Promise<Decision>;
+  resetKey(key: string, namespace: string): Promise<void>;
+  /** The prefix of every key, as configured. */
+  readonly prefix: string;
+  /** The Redis key holding `key`'s state in `namespace` (one hash, a field per limit id). For inspection and tests. */
+  keyFor(key: string, namespace: string): string;
+}
+
+/**
+ * A store on Redis: every decision, whatever its algorithms and however many
+ * limits its policy has, is one atomic Lua script call (EVALSHA, falling
+ * back to EVAL when the server does not have the script cached, e.g. after
+ * a restart, a failover or `SCRIPT FLUSH`).
+ *
+ * - **Keys.** One hash per (namespace, key), `<prefix>{<namespace length>:<namespace>:<key>}`,
+ *   with one field per limit id. The length prefix keeps a user-controlled
+ *   key from ever spelling another namespace's key; the `{…}` hash tag keeps
+ *   everything of one key on one Redis Cluster slot.
+ * - **Decisions.** The script decides and writes; it replies with the clock
+ *   reading and the states it read, and the store computes the reported
+ *   decision from them with core's `evaluatePolicy`, the same code as the
+ *   in-memory store. States travel as strings of 17 significant digits, so
+ *   fractional tokens and milliseconds come back exactly.
+ * - **Expiry.** When a write needs it, the key's TTL is raised (never
+ *   lowered) to the longest time any of its states stays meaningful plus one
+ *   second, with headroom (an eighth, at least one more second) so a busy
+ *   key is not re-expired on every request; idle keys disappear.
+ * - **Clock.** Redis `TIME` by default, so skewed app servers agree.
+ * - **Failures.** A failed or timed-out call rejects; the limiter's
+ *   `onStoreError` and `storeTimeoutMs` decide what the request gets.
+ *
+ * Needs Redis 5 or later (or a compatible server with Lua scripting).
+ *
+ * @throws {RateKitOptionError} when `client` is not a node-redis or ioredis client, `prefix` is not a string without `{`/`}`, or `clock` is not `'server'` or `'caller'`.
+ * @example
+ * ```ts
+ * import { createClient } from 'redis';
+ * import { createLimiter } from '@ratekit/core';
+ * import { redisStore } from '@ratekit/redis';
+ *
+ * // Fail fast while disconnected, keep reconnecting, and listen for errors (see the README).
+ * const client = createClient({ url: process.env.REDIS_URL, disableOfflineQueue: true });
+ * client.on('error', (error) => console.warn(error));
+ * await client.connect();
+ * const limiter = createLimiter({
+ *   limits: [{ algorithm: 'gcra', limit: 10, windowMs: 1_000 }, { limit: 1_000, windowMs: 3_600_000 }],
+ *   store: redisStore({ client }),
+ *   onStoreError: 'allow',
+ *   storeTimeoutMs: 200,
+ * });
+ * const decision = await limiter.consume('user:42');
+ * ```
+ */
+export function redisStore(options: RedisStoreOptions): RedisStore {
+  assertObject('options', options);
+  const runner = scriptRunner(options.client);
+  const prefix = options.prefix ?? 'ratekit:';
+  if (typeof prefix !== 'string' || prefix.includes('{') || prefix.includes('}')) {
+    throw new RateKitOptionError('prefix', 'a string without `{` or `}`', prefix);
+  }
+  const clock = options.clock ?? 'server';
+  assertOneOf('clock', clock, ['server', 'caller'] as const);
+
+  function keyFor(key: string, namespace: string): string {
+    return `${prefix}{${namespace.length}:${namespace}:${key}}`;
+  }
+
+  function evaluate(request: EvaluateRequest): Promise<Decision> {
+    const { limits, mode, cost } = request;
+    const policy = policyArguments(limits);
+    // The common request (consume 1 on the server clock) reuses one string per policy.
+    const argument =
+      mode === 'consume' && cost === 1 && clock === 'server' ? policy.consumeOne : `${mode} ${cost} ${clock === 'caller' ? request.nowMs : '-'}${policy.limits}`;
+    return runner(keyFor(request.key, request.namespace), argument).then((reply) => decide(reply, limits, mode, cost));
+  }
+
+  return {
+    name: STORE_NAME,
+    shared: true,
+    clock,
+    prefix,
+    keyFor,
+    evaluate,
+    async resetKey(key, namespace) {
+      await runner.del(keyFor(key, namespace));
+    },
+  };
+}
+
+/** Runs the decision script on a key with its one argument, loading it on NOSCRIPT; and deletes keys. */
+interface ScriptRunner {
+  (key: string, argument: string): Promise<unknown>;
+  del(key: string): Promise<unknown>;
+}
+
+function scriptRunner(client: unknown): ScriptRunner {
+  if (typeof client === 'object' && client !== null) {
+    const c = client as Partial<NodeRedisClientLike & IoRedisClientLike>;
+    if (typeof c.evalSha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function') {
+      const nodeRedis = client as NodeRedisClientLike;
+      const run = ((key: string, argument: string) => {
+        const command = { keys: [key], arguments: [argument] };
+        return nodeRedis.evalSha(DECISION_SCRIPT_SHA, command).catch((error: unknown) => {
+          if (!isNoScript(error)) throw error;
+          // EVAL runs the script and caches it on the node that owns the key, so the next EVALSHA hits.
+          return nodeRedis.eval(DECISION_SCRIPT, command);
+        });
+      }) as ScriptRunner;
+      run.del = (key) => nodeRedis.del(key);
+      return run;
+    }
+    if (typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function') {
+      const ioredis = client as IoRedisClientLike;
+      const run = ((key: string, argument: string) =>
+        ioredis.evalsha(DECISION_SCRIPT_SHA, 1, key, argument).catch((error: unknown) => {
+          if (!isNoScript(error)) throw error;
+          return ioredis.eval(DECISION_SCRIPT, 1, key, argument);
+        })) as ScriptRunner;
+      run.del = (key) => ioredis.del(key);
+      return run;
+    }
+  }
+  throw new RateKitOptionError('client', 'a node-redis (redis 5+) or ioredis client or cluster', client);
+}
+
+function isNoScript(error: unknown): boolean {
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && message.startsWith('NOSCRIPT');
+}
+
+/** The script argument of a policy (see DECISION_SCRIPT): its limits' part, and the whole argument of consume 1 on the server clock. */
+interface PolicyArguments {
+  readonly limits: string;
+  readonly consumeOne: string;
+}
+
+/** Computed once per limits array: limiters resolve their policies once and pass the same frozen array on every call. */
+const argumentCache = new WeakMap<readonly ResolvedLimit[], PolicyArguments>();
+
+function policyArguments(limits: readonly ResolvedLimit[]): PolicyArguments {
+  let args = argumentCache.get(limits);
+  if (args === undefined) {
+    let tail = '';
+    for (const limit of limits) tail += limitArgument(limit);
+    args = { limits: tail, consumeOne: `consume 1 -${tail}` };
+    argumentCache.set(limits, args);
+  }
+  return args;
+}
+
+/**
+ * One limit's part of the argument: ` <algorithm> <parameters…> <id byte length>:<id>`
+ * (`=` instead of `:` when the id does not pin the parameters),
+ * with the parameters that algorithm reads, derived as core's algorithms
+ * derive them (`T` = `emissionIntervalMs`, `tau` = `burst × T`). A number in
+ * a template is its shortest round-trip decimal, so the script parses the
+ * very same doubles. The id comes last, length-prefixed: a limit's name may
+ * hold spaces or anything else.
+ */
+function limitArgument(limit: ResolvedLimit): string {
+  const T = limit.emissionIntervalMs;
+  // An unnamed limit's id is made of all its parameters (core's resolveLimit), so the state in
+  // its field was always written with these; a named limit's may have been written with others.
+  const unnamedId = `${limit.algorithm}:${limit.limit}:${limit.windowMs}:${limit.burst}:${limit.refill}:${limit.maxDelayMs}:${limit.refusedPenaltyCapMs ?? ''}`;
+  const id = `${Buffer.byteLength(limit.id)}${limit.id === unnamedId ? ':' : '='}${limit.id}`;
+  switch (limit.algorithm) {
+    case 'gcra':
+      return ` gcra ${T} ${limit.burst * T} ${id}`;
+    case 'delay':
+      return ` delay ${T} ${limit.burst * T} ${limit.maxDelayMs} ${limit.refusedPenaltyCapMs ?? '-'} ${id}`;
+    case 'token-bucket':
+      return ` token-bucket ${limit.burst} ${T} ${limit.limit} ${limit.windowMs} ${limit.refill} ${id}`;
+    default:
+      return ` ${limit.algorithm} ${limit.limit} ${limit.windowMs} ${id}`;
+  }
+}
+
+/**
+ * Turns the script's reply into the decision: `evaluatePolicy` from
+ * @ratekit/core, on the states the script read and the clock it used, so
+ * every number is computed by the same code as the in-memory store's. The
+ * script's own verdict (what it wrote) must agree; if it does not, the
+ * script and this @ratekit/core disagree, and the call fails instead of
+ * reporting a decision that was not enforced.
+ */
+function decide(reply: unknown, limits: readonly ResolvedLimit[], mode: EvaluateRequest['mode'], cost: number): Decision {
+  const text = typeof reply === 'string' ? reply : String(reply);
+  // `now verdict state₁ … stateₙ`, read in place (no split).
+  const count = limits.length;
+  const states = new Array<LimitState | undefined>(count);
+  const space = text.indexOf(' ');
+  let from = space + 3;
+  let malformed = space < 1 || text.charCodeAt(space + 2) !== 32;
+  for (let i = 0; i < count && !malformed; i++) {
+    const next = text.indexOf(' ', from);
+    const last = i === count - 1;
+    // Exactly `count` states: a space after each but the last.
+    const end = last ? text.length : next;
+    if (last ? next !== -1 : next === -1) malformed = true;
+    else if (end === from) malformed = true;
+    else states[i] = parseState(text, from, end);
+    from = end + 1;
+  }
+  if (malformed) throw new Error(`Unexpected reply from the ratekit script: ${text.slice(0, 200)}`);
+  const nowMs = Number(text.slice(0, space));
+  const verdict = text[space + 1];
+  const { decision } = evaluatePolicy(states, limits, cost, mode, nowMs);
+  if (mode === 'consume' && decision.allowed !== (verdict === '1')) {
+    throw new Error(
+      `The ratekit Redis script ${verdict === '1' ? 'admitted' : 'refused'} a request that @ratekit/core ${decision.allowed ? 'admits' : 'refuses'}: use versions of @ratekit/redis and @ratekit/core released together`,
+    );
+  }
+  return decision;
+}
+
+/** A state as stored by the script, `text[from, end)`: `-` for none, else comma-separated decimal numbers (exact doubles). */
+function parseState(text: string, from: number, end: number): LimitState | undefined {
+  const comma = text.indexOf(',', from);
+  if (comma === -1 || comma >= end) {
+    if (end - from === 1 && text.charCodeAt(from) === 45 /* - */) return undefined;
+    return [Number(text.slice(from, end))];
+  }
+  return text.slice(from, end).split(',').map(Number);
+}

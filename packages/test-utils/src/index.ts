@@ -1,0 +1,32 @@
+/**
+ * @ratekit/test-utils (private): what every store package's tests share.
+ *
+ * - {@link testStore}: the store conformance suite.
+ * - {@link testDifferential} / {@link compareSchedule}: the same random schedules on the in-memory store and on a store under test.
+ * - {@link describeWithService}, {@link startRedis}, {@link redisService}, {@link startRedisCluster}, {@link redisClusterService}: real servers for the tests, from the environment or started on loopback.
+ *
+ * @module
+ */
+export { ALGORITHM_TIMELINES, ask, freshNamespace, limits, T0, testStore } from './test-store.js';
+export type { Ask, StoreTestContext, TestStoreOptions, TimelineRow } from './test-store.js';
+export {
+  compareSchedule,
+  differ,
+  limitArbitrary,
+  mixedScheduleArbitrary,
+  requestsArbitrary,
+  scheduleArbitrary,
+  testDifferential,
+} from './differential.js';
+export type { DifferentialOptions, Schedule, ScheduledRequest } from './differential.js';
+export { describeWithService, findBinary, inCI, serviceSource } from './services.js';
+export type { RunningServer, ServiceDefinition, ServiceSource } from './services.js';
+export { freePort, onFreePort } from './ports.js';
+export { privateRedisService, redisService, startRedis } from './redis-server.js';
+export type { LocalRedis, StartRedisOptions } from './redis-server.js';
+export { parseClusterNodes, redisClusterService, startRedisCluster } from './redis-cluster.js';
+export type { ClusterNode, LocalRedisCluster, StartRedisClusterOptions } from './redis-cluster.js';
+export { findInitdb, postgresService, startPostgres } from './postgres-server.js';
+export type { LocalPostgres, StartPostgresOptions } from './postgres-server.js';
+export { memcachedService, startMemcached } from './memcached-server.js';
+export type { LocalMemcached, StartMemcachedOptions } from './memcached-server.js';

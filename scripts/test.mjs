@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// `pnpm test`: everything CI checks, in order. Stops at the first failure.
+//   0. make sure the server binaries the store tests start are on the machine (memcached)
+//   1. type-check the whole workspace (strict TypeScript)
+//   2. jest: unit, property, integration and store tests (test/setup starts the servers it needs)
+//   3. build every package (ESM + CJS + types) and check the packaging with publint and attw
+import { spawnSync } from 'node:child_process';
+
+const steps = [
+  ['services', 'bash', ['scripts/ensure-memcached.sh']],
+  ['typecheck', 'tsc', ['-p', 'tsconfig.json', '--noEmit']],
+  ['jest', 'jest', ['--ci', ...process.argv.slice(2)]],
+  ['build', 'pnpm', ['build']],
+  ['package checks', 'pnpm', ['check:packages']],
+];
+
+for (const [name, command, args] of steps) {
+  console.log(`\n▶ ${name}: ${command} ${args.join(' ')}`);
+  const started = Date.now();
+  const result = spawnSync(command, args, { stdio: 'inherit', shell: process.platform === 'win32' });
+  if (result.status !== 0) {
+    console.error(`✖ ${name} failed (exit ${result.status ?? result.signal})`);
+    process.exit(result.status ?? 1);
+  }
+  console.log(`✔ ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+}
