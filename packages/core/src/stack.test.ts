@@ -124,4 +124,35 @@ describe('stackLimiters', () => {
       await expect(stack.peek(['alice', '/search'])).resolves.toMatchObject({ allowed: false, policy: 'route' });
     });
   });
+
+  describe('when a limiter throws (its store failed, onStoreError is throw)', () => {
+    /** A store whose every call fails, synchronously or with a rejected Promise. */
+    function brokenStore(how: 'sync' | 'async'): RateLimitStore {
+      const fail = () => {
+        const error = new Error('store down');
+        if (how === 'sync') throw error;
+        return Promise.reject(error);
+      };
+      return { name: 'broken', shared: true, clock: 'caller', evaluate: fail as never, resetKey: fail as never };
+    }
+
+    it.each(['sync', 'async'] as const)('refunds the limiters already charged, then rethrows the error (%s failure)', async (how) => {
+      const user = limiterOf(perUser);
+      const account = limiterOf({ ...perUser, name: 'account' });
+      const route = createLimiter({ limits: perRoute, store: brokenStore(how), now: () => T0 });
+      const stack = stackLimiters(user, account, route);
+      await expect(Promise.resolve().then(() => stack.consume(['alice', 'acme', '/search']))).rejects.toMatchObject({ code: 'ERR_RATEKIT_STORE' });
+      // Nothing stays charged on the limiters before the failing one.
+      expect(sync(user.peek('alice')).remaining).toBe(5);
+      expect(sync(account.peek('acme')).remaining).toBe(5);
+    });
+
+    it('still refunds the earlier limiters when the failing one is reached after an asynchronous one', async () => {
+      const user = limiterOf(perUser, asyncStore());
+      const route = createLimiter({ limits: perRoute, store: brokenStore('async'), now: () => T0 });
+      const stack = stackLimiters(user, route);
+      await expect(stack.consume(['alice', '/search'])).rejects.toMatchObject({ code: 'ERR_RATEKIT_STORE' });
+      await expect(user.peek('alice')).resolves.toMatchObject({ remaining: 5 });
+    });
+  });
 });

@@ -22,6 +22,9 @@ export interface LimiterStack<TContext = unknown> {
  * happens synchronously, so no other request can observe the intermediate state. With remote stores
  * another request may briefly see the charge before its refund; use one
  * limiter with several limits when that matters (one atomic round trip).
+ * When a limiter throws (its store failed and its `onStoreError` is
+ * `'throw'`), the charges already made are refunded before the error is
+ * rethrown.
  *
  * @throws {RateKitOptionError} when given no limiters.
  * @example
@@ -52,10 +55,23 @@ export function stackLimiters<TContext = unknown>(...limiters: Limiter<TContext>
         if (!decision.allowed) return rollback(decisions, keys, options);
         return decisions.length === limiters.length ? merge(decisions, true) : null;
       };
+      // A limiter that throws (its store failed and its onStoreError is 'throw') refunds the charges already made, then rethrows.
+      const failed = (error: unknown): MaybePromise<never> => {
+        const refunds = refundAll(decisions, keys, options);
+        const rethrow = (): never => {
+          throw error;
+        };
+        return refunds.some((r) => r instanceof Promise) ? Promise.allSettled(refunds).then(rethrow) : rethrow();
+      };
       const from = (start: number): MaybePromise<Decision> => {
         for (let i = start; i < limiters.length; i++) {
-          const result = limiters[i]!.consume(keys[i]!, options);
-          if (result instanceof Promise) return result.then((d) => settle(d) ?? from(i + 1));
+          let result: MaybePromise<Decision>;
+          try {
+            result = limiters[i]!.consume(keys[i]!, options);
+          } catch (error) {
+            return failed(error);
+          }
+          if (result instanceof Promise) return result.then((d) => settle(d) ?? from(i + 1), failed);
           const done = settle(result);
           if (done !== null) return done;
         }
@@ -72,9 +88,13 @@ export function stackLimiters<TContext = unknown>(...limiters: Limiter<TContext>
     },
   };
 
+  /** Refunds every admitted decision of `decisions` to its limiter (the i-th decision came from the i-th limiter). */
+  function refundAll(decisions: readonly Decision[], keys: readonly string[], options: CallOptions<TContext> | undefined): MaybePromise<Decision>[] {
+    return decisions.map((d, i) => limiters[i]!.refund(keys[i]!, { ...options, cost: d.cost }));
+  }
+
   function rollback(decisions: Decision[], keys: readonly string[], options: CallOptions<TContext> | undefined): MaybePromise<Decision> {
-    const refunds: MaybePromise<Decision>[] = [];
-    for (let i = 0; i < decisions.length - 1; i++) refunds.push(limiters[i]!.refund(keys[i]!, { ...options, cost: decisions[i]!.cost }));
+    const refunds = refundAll(decisions.slice(0, -1), keys, options);
     // Report the refunded limiters as the refunds leave them (nothing paid), not with the charge that was undone.
     const refused = (undone: readonly Decision[]) => merge([...undone, decisions[decisions.length - 1]!], false);
     if (refunds.some((r) => r instanceof Promise)) return Promise.all(refunds).then(refused);
