@@ -4,9 +4,8 @@ import { delay } from './delay';
 import { gcra } from './gcra';
 import {
   checkIntervalBound,
-  checkRefunds,
   checkRefusalsChargeNothing,
-  checkRetryAfter,
+  itKeepsTheStepContract,
   clockedLimiter,
   costArb,
   gapsArb,
@@ -158,21 +157,14 @@ describe('delay', () => {
       );
     });
 
-    it('gives an honest retryAfterMs, penalty included: admitted then, refused 1 ms earlier, Infinity exactly when cost × T − τ > maxDelayMs', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          const events = replay(delay, limitFor(p), schedule(p.start, gaps));
-          checkRetryAfter(delay, limitFor(p), events, (cost) => ((cost - p.burst) * p.windowMs) / p.limit > maxDelayOf(p) + 1e-9);
-        }),
-      );
-    });
-
-    it('never refunds beyond the burst nor takes tokens away', () => {
-      fc.assert(
-        fc.property(cases, fc.integer({ min: 0, max: 20 }), ([p, gaps], amount) => {
-          checkRefunds(delay, limitFor(p), replay(delay, limitFor(p), schedule(p.start, gaps)), amount);
-        }),
-      );
+    itKeepsTheStepContract({
+      algorithm: delay,
+      cases,
+      limitFor,
+      neverFits: { when: (p, cost) => ((cost - p.burst) * p.windowMs) / p.limit > maxDelayOf(p) + 1e-9, title: 'cost × T − τ > maxDelayMs (penalty included)' },
+      refundTitle: 'the burst nor takes tokens away',
+      maxRefund: 20,
+      refusalsChargeNothing: false,
     });
   });
 });

@@ -2,9 +2,7 @@ import fc from 'fast-check';
 import { fixedWindow } from './fixed-window';
 import {
   admitted,
-  checkRefunds,
-  checkRefusalsChargeNothing,
-  checkRetryAfter,
+  itKeepsTheStepContract,
   clockedLimiter,
   costArb,
   gapsArb,
@@ -140,32 +138,13 @@ describe('fixedWindow', () => {
       );
     });
 
-    it('never changes state on a refusal and never mutates the state it is given (frozen)', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          const limit = limitOf({ algorithm: 'fixed-window', limit: p.limit, windowMs: p.windowMs });
-          checkRefusalsChargeNothing(replay(fixedWindow, limit, schedule(p.start, gaps)));
-        }),
-      );
-    });
-
-    it('gives an honest retryAfterMs: admitted then, refused 1 ms earlier, Infinity exactly when cost > limit', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          const limit = limitOf({ algorithm: 'fixed-window', limit: p.limit, windowMs: p.windowMs });
-          const events = replay(fixedWindow, limit, schedule(p.start, gaps));
-          checkRetryAfter(fixedWindow, limit, events, (cost) => cost > p.limit);
-        }),
-      );
-    });
-
-    it('never refunds beyond the full window nor takes units away', () => {
-      fc.assert(
-        fc.property(cases, fc.integer({ min: 0, max: 12 }), ([p, gaps], amount) => {
-          const limit = limitOf({ algorithm: 'fixed-window', limit: p.limit, windowMs: p.windowMs });
-          checkRefunds(fixedWindow, limit, replay(fixedWindow, limit, schedule(p.start, gaps)), amount);
-        }),
-      );
+    itKeepsTheStepContract({
+      algorithm: fixedWindow,
+      cases,
+      limitFor: (p) => limitOf({ algorithm: 'fixed-window', limit: p.limit, windowMs: p.windowMs }),
+      neverFits: { when: (p, cost) => cost > p.limit, title: 'cost > limit' },
+      refundTitle: 'the full window nor takes units away',
+      maxRefund: 12,
     });
   });
 });

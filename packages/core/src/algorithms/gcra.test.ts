@@ -4,9 +4,7 @@ import { tokenBucket } from './token-bucket';
 import {
   admitted,
   checkIntervalBound,
-  checkRefunds,
-  checkRefusalsChargeNothing,
-  checkRetryAfter,
+  itKeepsTheStepContract,
   clockedLimiter,
   costArb,
   gapsArb,
@@ -114,29 +112,13 @@ describe('gcra', () => {
       );
     });
 
-    it('never changes state on a refusal and never mutates the state it is given (frozen)', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          checkRefusalsChargeNothing(replay(gcra, limitFor(p), schedule(p.start, gaps)));
-        }),
-      );
-    });
-
-    it('gives an honest retryAfterMs: admitted then, refused 1 ms earlier, Infinity exactly when cost > burst', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          const events = replay(gcra, limitFor(p), schedule(p.start, gaps));
-          checkRetryAfter(gcra, limitFor(p), events, (cost) => cost > p.burst);
-        }),
-      );
-    });
-
-    it('never refunds beyond the burst nor takes tokens away', () => {
-      fc.assert(
-        fc.property(cases, fc.integer({ min: 0, max: 20 }), ([p, gaps], amount) => {
-          checkRefunds(gcra, limitFor(p), replay(gcra, limitFor(p), schedule(p.start, gaps)), amount);
-        }),
-      );
+    itKeepsTheStepContract({
+      algorithm: gcra,
+      cases,
+      limitFor,
+      neverFits: { when: (p, cost) => cost > p.burst, title: 'cost > burst' },
+      refundTitle: 'the burst nor takes tokens away',
+      maxRefund: 20,
     });
   });
 });

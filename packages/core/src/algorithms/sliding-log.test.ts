@@ -2,9 +2,7 @@ import fc from 'fast-check';
 import { slidingLog } from './sliding-log';
 import {
   admitted,
-  checkRefunds,
-  checkRefusalsChargeNothing,
-  checkRetryAfter,
+  itKeepsTheStepContract,
   clockedLimiter,
   costArb,
   gapsArb,
@@ -122,29 +120,13 @@ describe('slidingLog', () => {
       );
     });
 
-    it('never changes state on a refusal and never mutates the state it is given (frozen)', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          checkRefusalsChargeNothing(replay(slidingLog, limitFor(p), schedule(p.start, gaps)));
-        }),
-      );
-    });
-
-    it('gives an honest retryAfterMs: admitted then, refused 1 ms earlier, Infinity exactly when cost > limit', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          const events = replay(slidingLog, limitFor(p), schedule(p.start, gaps));
-          checkRetryAfter(slidingLog, limitFor(p), events, (cost) => cost > p.limit);
-        }),
-      );
-    });
-
-    it('never refunds beyond an empty log nor takes units away', () => {
-      fc.assert(
-        fc.property(cases, fc.integer({ min: 0, max: 12 }), ([p, gaps], amount) => {
-          checkRefunds(slidingLog, limitFor(p), replay(slidingLog, limitFor(p), schedule(p.start, gaps)), amount);
-        }),
-      );
+    itKeepsTheStepContract({
+      algorithm: slidingLog,
+      cases,
+      limitFor,
+      neverFits: { when: (p, cost) => cost > p.limit, title: 'cost > limit' },
+      refundTitle: 'an empty log nor takes units away',
+      maxRefund: 12,
     });
   });
 });

@@ -2,9 +2,7 @@ import fc from 'fast-check';
 import { slidingWindow } from './sliding-window';
 import {
   admitted,
-  checkRefunds,
-  checkRefusalsChargeNothing,
-  checkRetryAfter,
+  itKeepsTheStepContract,
   clockedLimiter,
   costArb,
   gapsArb,
@@ -152,29 +150,13 @@ describe('slidingWindow', () => {
       );
     });
 
-    it('never changes state on a refusal and never mutates the state it is given (frozen)', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          checkRefusalsChargeNothing(replay(slidingWindow, limitFor(p), schedule(p.start, gaps)));
-        }),
-      );
-    });
-
-    it('gives an honest retryAfterMs: admitted then, refused 1 ms earlier, Infinity exactly when cost > limit', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          const events = replay(slidingWindow, limitFor(p), schedule(p.start, gaps));
-          checkRetryAfter(slidingWindow, limitFor(p), events, (cost) => cost > p.limit);
-        }),
-      );
-    });
-
-    it('never refunds beyond the full limit nor takes units away', () => {
-      fc.assert(
-        fc.property(cases, fc.integer({ min: 0, max: 12 }), ([p, gaps], amount) => {
-          checkRefunds(slidingWindow, limitFor(p), replay(slidingWindow, limitFor(p), schedule(p.start, gaps)), amount);
-        }),
-      );
+    itKeepsTheStepContract({
+      algorithm: slidingWindow,
+      cases,
+      limitFor,
+      neverFits: { when: (p, cost) => cost > p.limit, title: 'cost > limit' },
+      refundTitle: 'the full limit nor takes units away',
+      maxRefund: 12,
     });
   });
 });

@@ -200,6 +200,45 @@ export function checkRefunds(algorithm: Algorithm, limit: ResolvedLimit, events:
   }
 }
 
+/** What {@link itKeepsTheStepContract} needs to know of one algorithm's property tests. */
+export interface StepContract<P extends { start: number }> {
+  algorithm: Algorithm;
+  /** Random parameters and the gaps (ms) and costs of a request schedule starting at `p.start`. */
+  cases: fc.Arbitrary<[P, Array<[number, number]>]>;
+  limitFor: (p: P) => ResolvedLimit;
+  /** When a cost can never be admitted, and how the test title says it ("cost > limit"). */
+  neverFits: { when: (p: P, cost: number) => boolean; title: string };
+  /** What a refund never goes beyond, for the test title ("the burst nor takes tokens away"). */
+  refundTitle: string;
+  /** The largest refund tried. */
+  maxRefund: number;
+  /** False when the algorithm states its own refusal property (delay mode's penalty). */
+  refusalsChargeNothing?: boolean;
+}
+
+/**
+ * Registers the properties every algorithm keeps, whatever its bound: a
+ * refusal charges nothing, `retryAfterMs` is honest, refunds never overfill.
+ * Call it inside a `describe`.
+ */
+export function itKeepsTheStepContract<P extends { start: number }>(spec: StepContract<P>): void {
+  const { algorithm, cases, limitFor } = spec;
+  const events = (p: P, gaps: Array<[number, number]>) => replay(algorithm, limitFor(p), schedule(p.start, gaps));
+  if (spec.refusalsChargeNothing !== false) {
+    it('never changes state on a refusal and never mutates the state it is given (frozen)', () => {
+      fc.assert(fc.property(cases, ([p, gaps]) => checkRefusalsChargeNothing(events(p, gaps))));
+    });
+  }
+  it(`gives an honest retryAfterMs: admitted then, refused 1 ms earlier, Infinity exactly when ${spec.neverFits.title}`, () => {
+    fc.assert(fc.property(cases, ([p, gaps]) => checkRetryAfter(algorithm, limitFor(p), events(p, gaps), (cost) => spec.neverFits.when(p, cost))));
+  });
+  it(`never refunds beyond ${spec.refundTitle}`, () => {
+    fc.assert(
+      fc.property(cases, fc.integer({ min: 0, max: spec.maxRefund }), ([p, gaps], amount) => checkRefunds(algorithm, limitFor(p), events(p, gaps), amount)),
+    );
+  });
+}
+
 /** The most cost admitted in any half-open window `[a, a + windowMs)`. */
 export function maxInWindow(hits: ReadonlyArray<readonly [number, number]>, windowMs: number): number {
   let max = 0;

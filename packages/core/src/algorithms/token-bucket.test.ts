@@ -3,9 +3,7 @@ import { tokenBucket } from './token-bucket';
 import {
   admitted,
   checkIntervalBound,
-  checkRefunds,
-  checkRefusalsChargeNothing,
-  checkRetryAfter,
+  itKeepsTheStepContract,
   clockedLimiter,
   costArb,
   gapsArb,
@@ -163,29 +161,13 @@ describe('tokenBucket', () => {
       );
     });
 
-    it('never changes state on a refusal and never mutates the state it is given (frozen)', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          checkRefusalsChargeNothing(replay(tokenBucket, limitFor(p), schedule(p.start, gaps)));
-        }),
-      );
-    });
-
-    it('gives an honest retryAfterMs: admitted then, refused 1 ms earlier, Infinity exactly when cost > burst', () => {
-      fc.assert(
-        fc.property(cases, ([p, gaps]) => {
-          const events = replay(tokenBucket, limitFor(p), schedule(p.start, gaps));
-          checkRetryAfter(tokenBucket, limitFor(p), events, (cost) => cost > p.burst);
-        }),
-      );
-    });
-
-    it('never refunds beyond the burst nor takes tokens away', () => {
-      fc.assert(
-        fc.property(cases, fc.integer({ min: 0, max: 20 }), ([p, gaps], amount) => {
-          checkRefunds(tokenBucket, limitFor(p), replay(tokenBucket, limitFor(p), schedule(p.start, gaps)), amount);
-        }),
-      );
+    itKeepsTheStepContract({
+      algorithm: tokenBucket,
+      cases,
+      limitFor,
+      neverFits: { when: (p, cost) => cost > p.burst, title: 'cost > burst' },
+      refundTitle: 'the burst nor takes tokens away',
+      maxRefund: 20,
     });
   });
 });
