@@ -175,7 +175,8 @@ describe('MemcachedClient', () => {
       await expect(client.send(0, 'mg k')).rejects.toMatchObject({ code: 'ERR_MEMCACHED_CONNECTION', message: expect.stringMatching(/Could not connect to 127\.0\.0\.1:\d+/) });
       const started = performance.now();
       await expect(client.send(0, 'mg k')).rejects.toMatchObject({ code: 'ERR_MEMCACHED_CONNECTION' });
-      expect(performance.now() - started).toBeLessThan(20);
+      // Fails at once, without waiting for a connection attempt (slack for a busy machine, well under reconnectDelayMs).
+      expect(performance.now() - started).toBeLessThan(100);
       await new Promise((resolve) => setTimeout(resolve, 250));
       const again = await fakeServer((_, socket) => socket.write('HD\r\n'));
       const moved = clientFor(again.port, { reconnectDelayMs: 200 });

@@ -350,6 +350,8 @@ describeWithPrivateServer('memcachedStore when the server fails', () => {
     return;
   }
   const STORE_TIMEOUT_MS = 300;
+  /** Timers fire late when the machine is busy (jest runs suites side by side on 2 cores): a hang would still be far above this. */
+  const SCHEDULING_SLACK_MS = 300;
   let server: LocalMemcached;
   let store: MemcachedStore;
   beforeAll(async () => {
@@ -400,7 +402,7 @@ describeWithPrivateServer('memcachedStore when the server fails', () => {
       await server.stop();
       const down = await timed(limiter, 'a', 10, errors);
       expect(down.every((r) => r.failed && r.allowed === (onStoreError === 'allow'))).toBe(true);
-      expect(Math.max(...down.map((r) => r.ms))).toBeLessThan(STORE_TIMEOUT_MS + 100);
+      expect(Math.max(...down.map((r) => r.ms))).toBeLessThan(STORE_TIMEOUT_MS + SCHEDULING_SLACK_MS);
       expect(errors.every((e) => e.code === 'ERR_RATEKIT_STORE')).toBe(true);
 
       server = await startMemcached({ binary, port: server.port });
@@ -424,7 +426,7 @@ describeWithPrivateServer('memcachedStore when the server fails', () => {
     try {
       const frozen = await timed(limiter, 'b', 5, errors);
       expect(frozen.every((r) => r.failed && !r.allowed)).toBe(true);
-      expect(Math.max(...frozen.map((r) => r.ms))).toBeLessThan(STORE_TIMEOUT_MS + 100);
+      expect(Math.max(...frozen.map((r) => r.ms))).toBeLessThan(STORE_TIMEOUT_MS + SCHEDULING_SLACK_MS);
     } finally {
       server.signal('SIGCONT');
     }
