@@ -21,7 +21,8 @@ export const slidingWindow: Algorithm = {
   step(state, limit, cost, nowMs): Step {
     const W = limit.windowMs;
     const startMs = Math.floor(nowMs / W) * W;
-    const [previous, current] = counts(state, startMs, W);
+    const previous = previousCount(state, startMs, W);
+    const current = currentCount(state, startMs);
     const elapsed = nowMs - startMs;
     const estimate = (previous * (W - elapsed)) / W + current;
     const allowed = estimate + cost <= limit.limit + EPSILON;
@@ -46,8 +47,7 @@ export const slidingWindow: Algorithm = {
     if (state === undefined) return state;
     const W = limit.windowMs;
     const startMs = Math.floor(nowMs / W) * W;
-    const [previous, current] = counts(state, startMs, W);
-    return [startMs, previous, Math.max(0, current - cost)];
+    return [startMs, previousCount(state, startMs, W), Math.max(0, currentCount(state, startMs) - cost)];
   },
 
   ttlMs(state, limit, nowMs) {
@@ -55,12 +55,21 @@ export const slidingWindow: Algorithm = {
   },
 };
 
-/** The previous and current window counts at window `startMs`, rolling the stored state forward. Does not mutate. */
-function counts(state: LimitState | undefined, startMs: number, W: number): [number, number] {
-  if (state === undefined) return [0, 0];
-  if (state[0] === startMs) return [state[1]!, state[2]!];
-  if (state[0] === startMs - W) return [state[2]!, 0];
-  return [0, 0];
+/**
+ * The previous window's count as seen from window `startMs`, rolling the
+ * stored state forward: the stored previous count if the state is of this
+ * window, its current count if it is of the window before, else 0.
+ * (Two functions rather than one returning a pair: this is the hot path.)
+ */
+function previousCount(state: LimitState | undefined, startMs: number, W: number): number {
+  if (state === undefined) return 0;
+  if (state[0] === startMs) return state[1]!;
+  return state[0] === startMs - W ? state[2]! : 0;
+}
+
+/** The current window's count at window `startMs`: the stored one if the state is of this window, else 0. */
+function currentCount(state: LimitState | undefined, startMs: number): number {
+  return state !== undefined && state[0] === startMs ? state[2]! : 0;
 }
 
 /**

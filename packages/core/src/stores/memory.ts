@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { algorithms } from '../algorithms/index.js';
 import type { LimitState } from '../algorithms/types.js';
-import type { Decision } from '../decision.js';
+import { type Decision, decideOne } from '../decision.js';
 import type { ResolvedLimit } from '../limit.js';
 import { evaluateLimit, evaluatePolicy, UNCHANGED } from '../policy.js';
 import { assertInteger, assertNonNegative } from '../validate.js';
@@ -166,8 +166,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     const entry = cache.get(key, getOptions as object);
     getOptions.status = undefined;
     if (limits.length === 1 && mode !== 'refund') {
-      // The hot path: one limit, no per-limit arrays.
+      // One limit: no per-limit arrays.
       const limit = limits[0]!;
+      if (mode === 'consume' && !(entry instanceof Slots) && isPrimary(namespace, limit)) {
+        // The hottest path, an admitted consume on a key with one state: what evaluateLimit
+        // does in that case (store `next`, report the charged step), without its wrapper object.
+        const step = algorithms[limit.algorithm].step(entry, limit, request.cost, request.nowMs);
+        if (step.allowed) {
+          commit(key, entry, step.next);
+          return decideOne(limit, step, undefined, true, request.cost, request.nowMs);
+        }
+      }
       const { decision, write: state } = evaluateLimit(read(entry, namespace, limit), limit, request.cost, mode, request.nowMs);
       if (state !== UNCHANGED) commit(key, entry, write(entry, namespace, limit, state));
       return decision;
