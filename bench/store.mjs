@@ -377,7 +377,7 @@ export function render(results) {
       { title: 'spread', align: 'right' },
       { title: targetTitle },
       { title: 'round trips / decision (MONITOR, 1 key)' },
-      { title: 'evalsha+eval / decision (commandstats, 1 key / many)', align: 'right' },
+      { title: 'script calls / decision (commandstats: evalsha, eval, fcall; 1 key / many)', align: 'right' },
       { title: 'one round trip' },
     ],
     rows,
@@ -416,14 +416,14 @@ export function render(results) {
       `peer-bench.md §4 reports ${config.target.peerBenchBest}× for it with another harness, whose baseline ran at 71 k/s), ` +
       'exactly one round trip per decision. Round trips: the commands the server received from the client during ' +
       `${hot.results[results.clients[0].contenders[0].id].roundTrips.decisions} decisions under MONITOR (commands run from inside scripts are not round trips); ` +
-      'evalsha+eval per decision: INFO commandstats deltas over every measured slice.',
+      'Script calls per decision: evalsha + eval + fcall (and their _ro forms), INFO commandstats deltas over every measured slice.',
     '',
     throughput,
     '',
     `### Cost per decision (1 key / ${many.title})`,
     '',
     'Client CPU: the contender process (user + sys) per decision, median over slices. Redis CPU: INFO cpu of the server per decision over the measured slices. ' +
-      'Script µs / call: commandstats usec of evalsha+eval per call (time inside the script, its redis.call()s included). ' +
+      'Script µs / call: commandstats usec of evalsha+eval+fcall per call (time inside the script, its redis.call()s included). ' +
       'On 2 cores, client and server compete for the same CPUs, so both costs bound the throughput.',
     '',
     cost,

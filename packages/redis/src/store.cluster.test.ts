@@ -2,7 +2,7 @@ import type { RateLimitStore } from '@ratekit/core';
 import { ask, type ClusterNode, describeWithService, freshNamespace, limits, parseClusterNodes, redisClusterService, testStore } from '@ratekit/test-utils';
 import { Cluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
-import { DECISION_SCRIPT_SHA } from './scripts.js';
+import { DECISION_FUNCTION } from './scripts.js';
 import { type RedisClientLike, type RedisStore, redisStore } from './store.js';
 
 /**
@@ -118,19 +118,21 @@ describeWithService(redisClusterService, 'redisStore on a Redis Cluster', (serve
               expect([...found.values()].reduce((sum, keys) => sum + keys.length, 0)).toBe(partitionKeys.length);
             });
 
-            it('loads the script again on each master that lost it (NOSCRIPT per node), and decides correctly', async () => {
+            it('loads the function library again on each master that lost it (Function not found per node), and decides correctly', async () => {
               const redis = store() as RedisStore;
               const ns = namespace();
               const policy = limits({ limit: 3, windowMs: 60_000 });
+              const libraries = (master: (typeof masters)[number]) => master.connection.sendCommand(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION]) as Promise<unknown[]>;
               // Enough keys to land on every master.
               const partitionKeys = Array.from({ length: 60 }, (_, i) => `k${i}`);
               await Promise.all(partitionKeys.map((key) => ask(redis, { namespace: ns, limits: policy, key })));
-              await Promise.all(masters.map((m) => m.connection.scriptFlush()));
-              for (const master of masters) expect(await master.connection.scriptExists(DECISION_SCRIPT_SHA)).toEqual([0]);
+              for (const master of masters) expect(await libraries(master)).toHaveLength(1);
+              await Promise.all(masters.map((m) => m.connection.sendCommand(['FUNCTION', 'FLUSH'])));
+              for (const master of masters) expect(await libraries(master)).toHaveLength(0);
 
               const decisions = await Promise.all(partitionKeys.map((key) => ask(redis, { namespace: ns, limits: policy, key })));
               expect(decisions.map((d) => d.remaining)).toEqual(partitionKeys.map(() => 1));
-              for (const master of masters) expect(await master.connection.scriptExists(DECISION_SCRIPT_SHA)).toEqual([1]);
+              for (const master of masters) expect(await libraries(master)).toHaveLength(1);
             });
           });
         },

@@ -3,7 +3,7 @@ import { createLimiter, type Decision, type Limiter, RateKitError } from '@ratek
 import { describeWithService, freshNamespace, type LocalRedis, privateRedisService, startRedis } from '@ratekit/test-utils';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
-import { DECISION_SCRIPT_SHA } from './scripts.js';
+import { DECISION_FUNCTION } from './scripts.js';
 import { type RedisClientLike, type RedisStore, redisStore } from './store.js';
 
 /**
@@ -227,7 +227,7 @@ async function runOutage(server: LocalRedis, connect: (url: string) => Promise<C
     await sleep(300);
     const admin = await createClient({ url: restarted.url }).connect();
     try {
-      const scriptLoadedAfterRestart = (await admin.scriptExists(DECISION_SCRIPT_SHA))[0] === 1;
+      const scriptLoadedAfterRestart = ((await admin.sendCommand(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION])) as unknown[]).length === 1;
       return { limiters, stalls, clientErrors: connection.errors.length, server: restarted, store, scriptLoadedAfterRestart };
     } finally {
       await admin.quit();
@@ -329,7 +329,7 @@ describeWithService(privateRedisService, 'redisStore when the Redis server fails
         expect(run.clientErrors).toBeGreaterThan(0);
       });
 
-      it('recovers without a new client: the restarted server holds the new state and has the script again', async () => {
+      it('recovers without a new client: the restarted server holds the new state and has the function library again', async () => {
         expect(run.scriptLoadedAfterRestart).toBe(true);
         const admin = await createClient({ url: run.server.url }).connect();
         try {

@@ -2,7 +2,7 @@ import { createLimiter, RateKitOptionError, type RateLimitStore, resolveLimit } 
 import { ask, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testDifferential, testStore } from '@ratekit/test-utils';
 import { type Cluster, Redis } from 'ioredis';
 import { createClient, type createCluster } from 'redis';
-import { DECISION_SCRIPT_SHA, TTL_SLACK_MS } from './scripts.js';
+import { DECISION_FUNCTION, DECISION_SCRIPT_SHA, TTL_SLACK_MS } from './scripts.js';
 import { type RedisClientLike, type RedisStore, redisStore } from './store.js';
 
 // Compile-time: both clients' cluster types are accepted as they are (the Cluster run itself is elsewhere).
@@ -13,6 +13,18 @@ void clusterClientsAccepted;
 /** A node-redis connection for inspecting the server. */
 const connectAdmin = (url: string) => createClient({ url }).connect();
 type NodeRedisClient = Awaited<ReturnType<typeof connectAdmin>>;
+
+/** The client's script commands alone (no FCALL): a store on it sends the decision script, as it does on a server without functions. */
+function scriptOnly(client: RedisClientLike): RedisClientLike {
+  const c = client as unknown as Record<string, (...args: never[]) => Promise<unknown>>;
+  const pick = (names: string[]) => Object.fromEntries(names.map((name) => [name, c[name]!.bind(client)]));
+  return ('evalSha' in client ? pick(['evalSha', 'eval', 'del']) : pick(['evalsha', 'eval', 'del'])) as unknown as RedisClientLike;
+}
+
+/** The libraries named DECISION_FUNCTION on the server (0 or 1). */
+async function librariesLoaded(admin: NodeRedisClient): Promise<number> {
+  return ((await admin.sendCommand(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION])) as unknown[]).length;
+}
 
 /** The two supported clients, connected to `url`, with a uniform way to close them. */
 const CLIENTS = {
@@ -243,7 +255,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           admin = await connectAdmin(server().url);
           connection = await connect(server().url);
           store = redisStore({ client: connection.client, prefix: 'ratekit-rt:' });
-          // Load the script once, so the counts below see the steady state.
+          // Load the function library once, so the counts below see the steady state.
           await ask(store, { namespace: freshNamespace(), limits: limits({ limit: 1, windowMs: 1_000 }) });
         });
         afterAll(async () => {
@@ -254,14 +266,14 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
         it.each([
           ['one limit', 'hget', limits({ limit: 10, windowMs: 60_000 })],
           ['a three-limit policy of different algorithms', 'hmget', limits({ limit: 10, windowMs: 60_000, name: 'a' }, { algorithm: 'gcra', limit: 5, windowMs: 1_000, name: 'b' }, { algorithm: 'sliding-log', limit: 50, windowMs: 3_600_000, name: 'c' })],
-        ] as const)('%s: exactly one command (EVALSHA) per decision, counted by INFO commandstats', async (_, read, policy) => {
+        ] as const)('%s: exactly one command (FCALL) per decision, counted by INFO commandstats', async (_, read, policy) => {
           const ns = freshNamespace();
           const n = 25;
           await admin.configResetStat();
           const decisions = await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` })));
           expect(decisions.every((d) => d.allowed)).toBe(true);
           // Inside the script: TIME, one read for all limits (HGET or HMGET), one HSET, PTTL and PEXPIRE (a new key each time).
-          expect(await commandCalls(admin)).toEqual({ evalsha: n, time: n, [read]: n, hset: n, pttl: n, pexpire: n });
+          expect(await commandCalls(admin)).toEqual({ fcall: n, time: n, [read]: n, hset: n, pttl: n, pexpire: n });
         });
 
         it('a peek reads the clock and the state, and writes nothing', async () => {
@@ -270,7 +282,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await ask(store, { namespace: ns, limits: policy });
           await admin.configResetStat();
           expect((await ask(store, { namespace: ns, limits: policy, mode: 'peek' })).remaining).toBe(4);
-          expect(await commandCalls(admin)).toEqual({ evalsha: 1, time: 1, hget: 1 });
+          expect(await commandCalls(admin)).toEqual({ fcall: 1, time: 1, hget: 1 });
         });
 
         it('a busy key is not re-expired on every request: the TTL is raised with headroom', async () => {
@@ -280,7 +292,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await admin.configResetStat();
           for (let i = 0; i < 20; i++) await ask(store, { namespace: ns, limits: policy });
           const calls = await commandCalls(admin);
-          expect([calls.evalsha, calls.hset, calls.pttl]).toEqual([20, 20, 20]);
+          expect([calls.fcall, calls.hset, calls.pttl]).toEqual([20, 20, 20]);
           expect(calls.pexpire ?? 0).toBeLessThan(5);
         });
 
@@ -290,7 +302,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await ask(store, { namespace: ns, limits: policy });
           await admin.configResetStat();
           for (let i = 0; i < 10; i++) await ask(store, { namespace: ns, limits: policy });
-          expect(await commandCalls(admin)).toEqual({ evalsha: 10, time: 10, hget: 10, hset: 10 });
+          expect(await commandCalls(admin)).toEqual({ fcall: 10, time: 10, hget: 10, hset: 10 });
           expect(await admin.pTTL(store.keyFor('client', ns))).toBeGreaterThan(3_600_000);
         });
 
@@ -302,7 +314,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await admin.configResetStat();
           // Each request moves the TAT later: the state outlives the previous one.
           await ask(store, { namespace: ns, limits: policy });
-          expect(await commandCalls(admin)).toEqual({ evalsha: 1, time: 1, hget: 1, hset: 1, pttl: 1 });
+          expect(await commandCalls(admin)).toEqual({ fcall: 1, time: 1, hget: 1, hset: 1, pttl: 1 });
           expect(await admin.pTTL(key)).toBeGreaterThan(TTL_SLACK_MS);
         });
 
@@ -314,7 +326,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           expect(await admin.pTTL(key)).toBeLessThanOrEqual(1_000 + 3 * TTL_SLACK_MS);
           await admin.configResetStat();
           await ask(store, { namespace: ns, limits: limits({ limit: 100, windowMs: 3_600_000, name: 'plan' }) });
-          expect(await commandCalls(admin)).toEqual({ evalsha: 1, time: 1, hget: 1, hset: 1, pttl: 1, pexpire: 1 });
+          expect(await commandCalls(admin)).toEqual({ fcall: 1, time: 1, hget: 1, hset: 1, pttl: 1, pexpire: 1 });
           expect(await admin.pTTL(key)).toBeGreaterThan(3_590_000);
         });
 
@@ -324,11 +336,11 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await ask(store, { namespace: ns, limits: policy });
           await admin.configResetStat();
           expect((await ask(store, { namespace: ns, limits: policy })).allowed).toBe(false);
-          expect(await commandCalls(admin)).toEqual({ evalsha: 1, time: 1, hget: 1 });
+          expect(await commandCalls(admin)).toEqual({ fcall: 1, time: 1, hget: 1 });
         });
       });
 
-      describe('when the server has lost the script (NOSCRIPT)', () => {
+      describe('when the server has lost the code (Function not found, NOSCRIPT)', () => {
         let admin: NodeRedisClient;
         let connection: Awaited<ReturnType<typeof connect>>;
         beforeAll(async () => {
@@ -340,8 +352,24 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await admin.quit();
         });
 
-        it('loads it again with EVAL, decides correctly, and goes back to EVALSHA', async () => {
+        it('loads the function library again with FUNCTION LOAD, decides correctly, and goes back to one FCALL', async () => {
           const store = redisStore({ client: connection.client, clock: 'caller' });
+          const ns = freshNamespace();
+          const policy = limits({ limit: 3, windowMs: 60_000 });
+          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(2);
+          expect(await librariesLoaded(admin)).toBe(1);
+          await admin.sendCommand(['FUNCTION', 'FLUSH']);
+          expect(await librariesLoaded(admin)).toBe(0);
+          await admin.configResetStat();
+          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(1);
+          expect(await librariesLoaded(admin)).toBe(1);
+          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(0);
+          // The failed FCALL, FUNCTION LOAD, the FCALL again; then one FCALL (the caller's clock: no TIME, always PTTL).
+          expect(await commandCalls(admin)).toEqual({ fcall: 3, 'function|load': 1, 'function|list': 1, hget: 2, hset: 2, pttl: 2 });
+        });
+
+        it('without functions (a client without FCALL): the script, loaded again with EVAL on NOSCRIPT, then EVALSHA', async () => {
+          const store = redisStore({ client: scriptOnly(connection.client), clock: 'caller' });
           const ns = freshNamespace();
           const policy = limits({ limit: 3, windowMs: 60_000 });
           expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(2);
@@ -352,7 +380,40 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           expect(await admin.scriptExists(DECISION_SCRIPT_SHA)).toEqual([1]);
           expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(0);
           const calls = await commandCalls(admin);
-          expect([calls.evalsha, calls.eval, calls.hget]).toEqual([2, 1, 2]);
+          expect([calls.evalsha, calls.eval, calls.hget, calls.fcall]).toEqual([2, 1, 2, undefined]);
+        });
+
+        it('when the user may not call functions (ACL): the script, for good', async () => {
+          const user = `ratekit-nofn-${freshNamespace()}`;
+          await admin.sendCommand(['ACL', 'SETUSER', user, 'on', '>ratekit-test', '~*', '&*', '+@all', '-fcall', '-function']);
+          const url = new URL(server().url);
+          url.username = user;
+          url.password = 'ratekit-test';
+          const limited = await connect(url.toString());
+          try {
+            const store = redisStore({ client: limited.client, clock: 'caller' });
+            const ns = freshNamespace();
+            const policy = limits({ limit: 3, windowMs: 60_000 });
+            expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(2);
+            await admin.configResetStat();
+            expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(1);
+            expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(0);
+            expect(await commandCalls(admin)).toEqual({ evalsha: 2, hget: 2, hset: 2, pttl: 2 });
+          } finally {
+            await limited.close();
+            await admin.sendCommand(['ACL', 'DELUSER', user]);
+          }
+        });
+
+        it('a script-only client still makes exactly one EVALSHA per decision', async () => {
+          const store = redisStore({ client: scriptOnly(connection.client) });
+          const ns = freshNamespace();
+          const policy = limits({ limit: 10, windowMs: 60_000 });
+          await ask(store, { namespace: ns, limits: policy, key: 'warm' });
+          await admin.configResetStat();
+          const n = 10;
+          await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` })));
+          expect(await commandCalls(admin)).toEqual({ evalsha: n, time: n, hget: n, hset: n, pttl: n, pexpire: n });
         });
       });
     });

@@ -9,29 +9,39 @@ import {
   type RateLimitStore,
   type ResolvedLimit,
 } from '@ratekit/core';
-import { DECISION_SCRIPT, DECISION_SCRIPT_SHA } from './scripts.js';
+import { DECISION_FUNCTION, DECISION_LIBRARY, DECISION_SCRIPT, DECISION_SCRIPT_SHA } from './scripts.js';
 
 const STORE_NAME = 'redis';
 
 /**
  * The part of a node-redis client (`redis` 5+, `createClient()` or
  * `createCluster()`) the store uses. Commands are routed by their first key,
- * so a cluster client works unchanged.
+ * so a cluster client works unchanged. With `fCall` (every node-redis 5+
+ * client has it) the store calls its function library, loaded with
+ * `FUNCTION LOAD` through `sendCommand` (on a cluster, on the node of the
+ * key); without it, or on a server without functions, its script.
  */
 export interface NodeRedisClientLike {
   evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /** FCALL, used when present (with `sendCommand`). */
+  fCall?(name: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   del(key: string): Promise<unknown>;
 }
 
 /**
  * The part of an ioredis client (`new Redis()` or `new Cluster()`) the store
  * uses. ioredis routes by key on a cluster, and applies its `keyPrefix`
- * option to the store's keys as to any other.
+ * option to the store's keys as to any other. With `fcall` (ioredis 5+) the
+ * store calls its function library, loaded with `FUNCTION LOAD` through
+ * `call` (on a cluster, on every master); without it, or on a server
+ * without functions, its script.
  */
 export interface IoRedisClientLike {
   evalsha(sha1: string, numberOfKeys: number, ...keysAndArguments: string[]): Promise<unknown>;
   eval(script: string, numberOfKeys: number, ...keysAndArguments: string[]): Promise<unknown>;
+  /** FCALL, used when present (with `call`). */
+  fcall?(name: string, numberOfKeys: number, ...keysAndArguments: string[]): Promise<unknown>;
   del(...keys: string[]): Promise<unknown>;
 }
 
@@ -80,9 +90,12 @@ export interface RedisStore extends RateLimitStore {
 
 /**
  * A store on Redis: every decision, whatever its algorithms and however many
- * limits its policy has, is one atomic Lua script call (EVALSHA, falling
- * back to EVAL when the server does not have the script cached, e.g. after
- * a restart, a failover or `SCRIPT FLUSH`).
+ * limits its policy has, is one atomic Lua call: FCALL of the store's
+ * function library on Redis 7 and later (loaded with `FUNCTION LOAD` and
+ * called again when the server does not have it, e.g. after a restart
+ * without persistence or `FUNCTION FLUSH`), else EVALSHA of the same code as
+ * a script (falling back to EVAL when the server does not have the script
+ * cached, e.g. after a restart, a failover or `SCRIPT FLUSH`).
  *
  * - **Keys.** One hash per (namespace, key), `<prefix>{<namespace length>:<namespace>:<key>}`,
  *   with one field per limit id. The length prefix keeps a user-controlled
@@ -101,7 +114,8 @@ export interface RedisStore extends RateLimitStore {
  * - **Failures.** A failed or timed-out call rejects; the limiter's
  *   `onStoreError` and `storeTimeoutMs` decide what the request gets.
  *
- * Needs Redis 5 or later (or a compatible server with Lua scripting).
+ * Needs Redis 5 or later (or a compatible server with Lua scripting); uses
+ * functions on Redis 7 and later, unless the ACL user may not.
  *
  * @throws {RateKitOptionError} when `client` is not a node-redis or ioredis client, `prefix` is not a string without `{`/`}`, or `clock` is not `'server'` or `'caller'`.
  * @example
@@ -159,45 +173,141 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   };
 }
 
-/** Runs the decision script on a key with its one argument, loading it on NOSCRIPT; and deletes keys. */
+/** Runs one decision on a key with its one argument (loading the code the server lacks); and deletes keys. */
 interface ScriptRunner {
   (key: string, argument: string): Promise<unknown>;
   del(key: string): Promise<unknown>;
 }
 
+/** How one client sends the decision: as a function (when it can) and as a script. */
+interface Transport {
+  /** FCALL of {@link DECISION_FUNCTION}, or undefined when the client cannot send it. */
+  readonly fcall: ((key: string, argument: string) => Promise<unknown>) | undefined;
+  /** FUNCTION LOAD of {@link DECISION_LIBRARY} on the node of `key` (on every master when the client cannot route it by key). */
+  readonly load: (key: string) => Promise<unknown>;
+  /** EVALSHA, then EVAL on NOSCRIPT. */
+  readonly script: (key: string, argument: string) => Promise<unknown>;
+  readonly del: (key: string) => Promise<unknown>;
+}
+
+type Send = (...args: unknown[]) => Promise<unknown>;
+
 function scriptRunner(client: unknown): ScriptRunner {
+  return runnerOn(transport(client));
+}
+
+function transport(client: unknown): Transport {
   if (typeof client === 'object' && client !== null) {
-    const c = client as Partial<NodeRedisClientLike & IoRedisClientLike>;
+    const c = client as Partial<NodeRedisClientLike & IoRedisClientLike> & Record<string, unknown>;
     if (typeof c.evalSha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function') {
       const nodeRedis = client as NodeRedisClientLike;
-      const run = ((key: string, argument: string) => {
-        const command = { keys: [key], arguments: [argument] };
-        return nodeRedis.evalSha(DECISION_SCRIPT_SHA, command).catch((error: unknown) => {
-          if (!isNoScript(error)) throw error;
-          // EVAL runs the script and caches it on the node that owns the key, so the next EVALSHA hits.
-          return nodeRedis.eval(DECISION_SCRIPT, command);
-        });
-      }) as ScriptRunner;
-      run.del = (key) => nodeRedis.del(key);
-      return run;
+      const sendCommand = c.sendCommand as Send | undefined;
+      // A node-redis cluster routes sendCommand by its first argument, a key; a client takes the command alone.
+      const cluster = typeof c.nodeClient === 'function';
+      return {
+        fcall:
+          typeof nodeRedis.fCall === 'function' && typeof sendCommand === 'function'
+            ? (key, argument) => nodeRedis.fCall!(DECISION_FUNCTION, { keys: [key], arguments: [argument] })
+            : undefined,
+        load: (key) => {
+          const command = ['FUNCTION', 'LOAD', DECISION_LIBRARY];
+          return cluster ? sendCommand!.call(client, key, false, command) : sendCommand!.call(client, command);
+        },
+        script: (key, argument) => {
+          const command = { keys: [key], arguments: [argument] };
+          return nodeRedis.evalSha(DECISION_SCRIPT_SHA, command).catch((error: unknown) => {
+            if (!isNoScript(error)) throw error;
+            // EVAL runs the script and caches it on the node that owns the key, so the next EVALSHA hits.
+            return nodeRedis.eval(DECISION_SCRIPT, command);
+          });
+        },
+        del: (key) => nodeRedis.del(key),
+      };
     }
     if (typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function') {
       const ioredis = client as IoRedisClientLike;
-      const run = ((key: string, argument: string) =>
-        ioredis.evalsha(DECISION_SCRIPT_SHA, 1, key, argument).catch((error: unknown) => {
-          if (!isNoScript(error)) throw error;
-          return ioredis.eval(DECISION_SCRIPT, 1, key, argument);
-        })) as ScriptRunner;
-      run.del = (key) => ioredis.del(key);
-      return run;
+      const call = c.call as Send | undefined;
+      // An ioredis Cluster sends a command without a key to any node: load on every master.
+      const nodes = c.nodes as ((role: string) => { call: Send }[]) | undefined;
+      return {
+        fcall:
+          typeof ioredis.fcall === 'function' && typeof call === 'function'
+            ? (key, argument) => ioredis.fcall!(DECISION_FUNCTION, 1, key, argument)
+            : undefined,
+        load: () =>
+          typeof nodes === 'function'
+            ? Promise.all(nodes.call(client, 'master').map((node) => node.call('FUNCTION', 'LOAD', DECISION_LIBRARY).catch(ignoreLoaded)))
+            : call!.call(client, 'FUNCTION', 'LOAD', DECISION_LIBRARY),
+        script: (key, argument) =>
+          ioredis.evalsha(DECISION_SCRIPT_SHA, 1, key, argument).catch((error: unknown) => {
+            if (!isNoScript(error)) throw error;
+            return ioredis.eval(DECISION_SCRIPT, 1, key, argument);
+          }),
+        del: (key) => ioredis.del(key),
+      };
     }
   }
   throw new RateKitOptionError('client', 'a node-redis (redis 5+) or ioredis client or cluster', client);
 }
 
-function isNoScript(error: unknown): boolean {
+/**
+ * FCALL while the server has functions; on "Function not found" (a new
+ * server or cluster node, a restart, `FUNCTION FLUSH`) FUNCTION LOAD, then
+ * FCALL again; for good to the script (EVALSHA) when the server has no
+ * functions (Redis < 7) or the user may not use them.
+ */
+function runnerOn(t: Transport): ScriptRunner {
+  let functions = t.fcall !== undefined;
+  const fcall = t.fcall!;
+  const fallBack = (key: string, argument: string) => (error: unknown) => {
+    if (!functionsUnavailable(error)) throw error;
+    functions = false;
+    return t.script(key, argument);
+  };
+  const run = ((key: string, argument: string) => {
+    if (!functions) return t.script(key, argument);
+    return fcall(key, argument).catch((error: unknown) => {
+      if (!isFunctionNotFound(error)) return fallBack(key, argument)(error);
+      return t
+        .load(key)
+        .catch(ignoreLoaded)
+        .then(
+          () =>
+            fcall(key, argument).catch((again: unknown) => {
+              // Loaded elsewhere (the cluster moved the key meanwhile): the script decides this one.
+              if (isFunctionNotFound(again)) return t.script(key, argument);
+              throw again;
+            }),
+          fallBack(key, argument),
+        );
+    });
+  }) as ScriptRunner;
+  run.del = t.del;
+  return run;
+}
+
+function errorMessage(error: unknown): string {
   const message = (error as { message?: unknown } | null)?.message;
-  return typeof message === 'string' && message.startsWith('NOSCRIPT');
+  return typeof message === 'string' ? message : '';
+}
+
+function isNoScript(error: unknown): boolean {
+  return errorMessage(error).startsWith('NOSCRIPT');
+}
+
+function isFunctionNotFound(error: unknown): boolean {
+  return /^ERR Function not found/i.test(errorMessage(error));
+}
+
+/** FCALL or FUNCTION unknown (Redis < 7, or a server or proxy without functions), or refused by ACL. */
+function functionsUnavailable(error: unknown): boolean {
+  return /^(ERR unknown command|ERR unknown subcommand|NOPERM)/i.test(errorMessage(error));
+}
+
+/** FUNCTION LOAD answers that the library is already there (another client, or another call, loaded it): it is. */
+function ignoreLoaded(error: unknown): unknown {
+  if (/^ERR Library .* already exists/i.test(errorMessage(error))) return undefined;
+  throw error;
 }
 
 /** The script argument of a policy (see DECISION_SCRIPT): its limits' part, and the whole argument of consume 1 on the server clock. */
