@@ -1,11 +1,19 @@
-// Express 5, bare (`bare`) or with one empty middleware (`noop`): the floor any adapter pays for being a layer.
+// Express 5, bare (`bare`), with one empty middleware (`noop`: the floor any adapter pays for being a layer),
+// or with the minimal limiter of lib/http-minimal.mjs (`minimal`: the floor of a limiter with the default headers).
 import express from 'express';
+import { minimalLimiter } from '../lib/http-minimal.mjs';
 import { HELLO, listenNode, serveHttp } from '../lib/http-server.mjs';
 
 serveHttp((scenario) => {
   const app = express();
   if (scenario === 'noop') app.use((_req, _res, next) => next());
-  else if (scenario !== 'bare') throw new Error(`unknown scenario ${scenario}`);
+  else if (scenario === 'minimal') {
+    const decide = minimalLimiter();
+    app.use((req, res, next) => {
+      for (const [name, value] of decide(req.ip)) res.setHeader(name, value);
+      next();
+    });
+  } else if (scenario !== 'bare') throw new Error(`unknown scenario ${scenario}`);
   app.get('/', (_req, res) => {
     res.send(HELLO);
   });

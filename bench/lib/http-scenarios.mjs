@@ -1,5 +1,5 @@
 // What the HTTP part loads: per framework, the bare server, one empty
-// middleware, ratekit's adapter and the incumbent, each passing (limit 1e9)
+// middleware, a minimal limiter (the floor), ratekit's adapter and the incumbent, each passing (limit 1e9)
 // and refusing (limit 1 per hour). One server process per row; the scripts are
 // in bench/http-servers/.
 
@@ -25,6 +25,8 @@ function framework(name, limiters) {
     // The method's self-check: an identical bare server measured as a row. Its Δ is the schedule's own offset.
     row(name, 'bare2', { limiter: 'bare, 2nd process', script: `${name}-bare`, arg: 'bare', expect: 'plain', reference: true }),
     row(name, 'noop', { limiter: name === 'fastify' ? 'no-op hook' : 'no-op middleware', script: `${name}-bare`, arg: 'noop', expect: 'plain', reference: true }),
+    // The floor of a limiter with the adapters' default headers (lib/http-minimal.mjs): not judged, read the adapters against it.
+    row(name, 'minimal', { limiter: 'minimal limiter (floor)', script: `${name}-bare`, arg: 'minimal', expect: 'pass', reference: true }),
   ];
   for (const [prefix, label, script, argPrefix, ours] of limiters) {
     rows.push(row(name, `${prefix}-pass`, { limiter: label, scenario: 'pass', script, arg: `${argPrefix}pass`, expect: 'pass', ours }));
