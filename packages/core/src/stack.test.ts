@@ -147,6 +147,26 @@ describe('stackLimiters', () => {
       expect(sync(account.peek('acme')).remaining).toBe(5);
     });
 
+    it('throws an AggregateError with every error when a refund fails as well, so no failure goes unseen', async () => {
+      const memory = memoryStore({ maxKeys: 100, pruneIntervalMs: 0 });
+      // Consumes work, refunds fail: the store died between the two calls.
+      const dying: RateLimitStore = {
+        ...memory,
+        evaluate: (request: EvaluateRequest) => {
+          if (request.mode === 'refund') throw new Error('store died');
+          return memory.evaluate(request);
+        },
+      };
+      const user = limiterOf(perUser, dying);
+      const route = createLimiter({ limits: perRoute, store: brokenStore('sync'), now: () => T0 });
+      const error = await Promise.resolve()
+        .then(() => stackLimiters(user, route).consume(['alice', '/search']))
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AggregateError);
+      expect((error as AggregateError).errors.map((e: { code?: string }) => e.code)).toEqual(['ERR_RATEKIT_STORE', 'ERR_RATEKIT_STORE']);
+      expect((error as AggregateError).errors.map((e: Error) => e.message)).toEqual([expect.stringContaining('store down'), expect.stringContaining('store died')]);
+    });
+
     it('still refunds the earlier limiters when the failing one is reached after an asynchronous one', async () => {
       const user = limiterOf(perUser, asyncStore());
       const route = createLimiter({ limits: perRoute, store: brokenStore('async'), now: () => T0 });

@@ -24,7 +24,8 @@ export interface LimiterStack<TContext = unknown> {
  * limiter with several limits when that matters (one atomic round trip).
  * When a limiter throws (its store failed and its `onStoreError` is
  * `'throw'`), the charges already made are refunded before the error is
- * rethrown.
+ * rethrown; if a refund fails too, an `AggregateError` holding every error
+ * is thrown instead, so no failure goes unseen.
  *
  * @throws {RateKitOptionError} when given no limiters.
  * @example
@@ -57,11 +58,13 @@ export function stackLimiters<TContext = unknown>(...limiters: Limiter<TContext>
       };
       // A limiter that throws (its store failed and its onStoreError is 'throw') refunds the charges already made, then rethrows.
       const failed = (error: unknown): MaybePromise<never> => {
-        const refunds = refundAll(decisions, keys, options);
-        const rethrow = (): never => {
-          throw error;
+        const refunds = decisions.map((d, i) => settled(() => limiters[i]!.refund(keys[i]!, { ...options, cost: d.cost })));
+        const rethrow = (outcomes: ReadonlyArray<PromiseSettledResult<unknown>>): never => {
+          const refundErrors = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
+          if (refundErrors.length === 0) throw error;
+          throw new AggregateError([error, ...refundErrors], 'A stacked limiter failed, and refunding the limiters before it failed too: their charges may stand');
         };
-        return refunds.some((r) => r instanceof Promise) ? Promise.allSettled(refunds).then(rethrow) : rethrow();
+        return refunds.some((r) => r instanceof Promise) ? Promise.all(refunds).then(rethrow) : rethrow(refunds as PromiseSettledResult<unknown>[]);
       };
       const from = (start: number): MaybePromise<Decision> => {
         for (let i = start; i < limiters.length; i++) {
@@ -88,18 +91,30 @@ export function stackLimiters<TContext = unknown>(...limiters: Limiter<TContext>
     },
   };
 
-  /** Refunds every admitted decision of `decisions` to its limiter (the i-th decision came from the i-th limiter). */
-  function refundAll(decisions: readonly Decision[], keys: readonly string[], options: CallOptions<TContext> | undefined): MaybePromise<Decision>[] {
-    return decisions.map((d, i) => limiters[i]!.refund(keys[i]!, { ...options, cost: d.cost }));
-  }
-
   function rollback(decisions: Decision[], keys: readonly string[], options: CallOptions<TContext> | undefined): MaybePromise<Decision> {
-    const refunds = refundAll(decisions.slice(0, -1), keys, options);
+    const refunds = decisions.slice(0, -1).map((d, i) => limiters[i]!.refund(keys[i]!, { ...options, cost: d.cost }));
     // Report the refunded limiters as the refunds leave them (nothing paid), not with the charge that was undone.
     const refused = (undone: readonly Decision[]) => merge([...undone, decisions[decisions.length - 1]!], false);
     if (refunds.some((r) => r instanceof Promise)) return Promise.all(refunds).then(refused);
     return refused(refunds as Decision[]);
   }
+}
+
+/** Runs `call`, and describes how it settled: synchronously when it returned or threw, as a Promise when it returned one. */
+function settled(call: () => MaybePromise<unknown>): MaybePromise<PromiseSettledResult<unknown>> {
+  let result: MaybePromise<unknown>;
+  try {
+    result = call();
+  } catch (reason) {
+    return { status: 'rejected', reason };
+  }
+  if (result instanceof Promise) {
+    return result.then(
+      (value): PromiseSettledResult<unknown> => ({ status: 'fulfilled', value }),
+      (reason: unknown): PromiseSettledResult<unknown> => ({ status: 'rejected', reason }),
+    );
+  }
+  return { status: 'fulfilled', value: result };
 }
 
 /** Merges the decisions of stacked limiters with the same binding rule as one policy. */
