@@ -383,6 +383,30 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           expect([calls.evalsha, calls.eval, calls.hget, calls.fcall]).toEqual([2, 1, 2, undefined]);
         });
 
+        it('when FUNCTION LOAD fails, whatever the error: the script decides, and stays in use for good', async () => {
+          // The client's raw command path refuses FUNCTION (as a proxy or a managed service might); FCALL itself works.
+          const raw = connection.client as unknown as Record<string, unknown>;
+          const refusing = new Proxy(raw, {
+            get(target, name) {
+              const value = Reflect.get(target, name) as unknown;
+              if (name === 'sendCommand' || name === 'call') {
+                return (...args: unknown[]) =>
+                  args.flat().includes('FUNCTION') ? Promise.reject(new Error('ERR this proxy does not forward FUNCTION')) : (value as (...a: unknown[]) => unknown).apply(target, args);
+              }
+              return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+            },
+          }) as unknown as RedisClientLike;
+          await admin.sendCommand(['FUNCTION', 'FLUSH']);
+          const store = redisStore({ client: refusing, clock: 'caller' });
+          const ns = freshNamespace();
+          const policy = limits({ limit: 3, windowMs: 60_000 });
+          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(2);
+          await admin.configResetStat();
+          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(1);
+          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(0);
+          expect(await commandCalls(admin)).toEqual({ evalsha: 2, hget: 2, hset: 2, pttl: 2 });
+        });
+
         it('when the user may not call functions (ACL): the script, for good', async () => {
           const user = `ratekit-nofn-${freshNamespace()}`;
           await admin.sendCommand(['ACL', 'SETUSER', user, 'on', '>ratekit-test', '~*', '&*', '+@all', '-fcall', '-function']);

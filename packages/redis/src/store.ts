@@ -253,16 +253,20 @@ function transport(client: unknown): Transport {
 /**
  * FCALL while the server has functions; on "Function not found" (a new
  * server or cluster node, a restart, `FUNCTION FLUSH`) FUNCTION LOAD, then
- * FCALL again; for good to the script (EVALSHA) when the server has no
- * functions (Redis < 7) or the user may not use them.
+ * FCALL again. For good to the script (EVALSHA) when the server has no
+ * functions (Redis < 7), the user may not use them, or FUNCTION LOAD fails
+ * for any reason: the script does the same work, a little slower.
  */
 function runnerOn(t: Transport): ScriptRunner {
   let functions = t.fcall !== undefined;
   const fcall = t.fcall!;
-  const fallBack = (key: string, argument: string) => (error: unknown) => {
-    if (!functionsUnavailable(error)) throw error;
+  const toScript = (key: string, argument: string) => {
     functions = false;
     return t.script(key, argument);
+  };
+  const fallBack = (key: string, argument: string) => (error: unknown) => {
+    if (!functionsUnavailable(error)) throw error;
+    return toScript(key, argument);
   };
   const run = ((key: string, argument: string) => {
     if (!functions) return t.script(key, argument);
@@ -278,7 +282,9 @@ function runnerOn(t: Transport): ScriptRunner {
               if (isFunctionNotFound(again)) return t.script(key, argument);
               throw again;
             }),
-          fallBack(key, argument),
+          // The server answered FCALL but would not load the library (an ACL, a managed service
+          // that refuses FUNCTION, or whatever else): the script does the same work.
+          () => toScript(key, argument),
         );
     });
   }) as ScriptRunner;
@@ -299,9 +305,9 @@ function isFunctionNotFound(error: unknown): boolean {
   return /^ERR Function not found/i.test(errorMessage(error));
 }
 
-/** FCALL or FUNCTION unknown (Redis < 7, or a server or proxy without functions), or refused by ACL. */
+/** FCALL unknown (Redis < 7, or a server or proxy without functions), refused by ACL, or refused by a managed service. */
 function functionsUnavailable(error: unknown): boolean {
-  return /^(ERR unknown command|ERR unknown subcommand|NOPERM)/i.test(errorMessage(error));
+  return /^(ERR unknown command|ERR unknown subcommand|NOPERM|ERR .*(not allowed|not supported|disabled))/i.test(errorMessage(error));
 }
 
 /** FUNCTION LOAD answers that the library is already there (another client, or another call, loaded it): it is. */
