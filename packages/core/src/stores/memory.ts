@@ -51,7 +51,8 @@ export interface MemoryStore extends RateLimitStore {
  */
 class Slots {
   primary: LimitState | undefined;
-  readonly others: Array<string | LimitState> = [];
+  /** Exactly as long as its content: an array grown by assignment would reserve 17 slots for 2. */
+  others: Array<string | LimitState> = [];
   constructor(primary: LimitState | undefined) {
     this.primary = primary;
   }
@@ -65,10 +66,10 @@ class Slots {
     const others = this.others;
     let i = 0;
     while (i < others.length && others[i] !== id) i += 2;
-    if (state !== undefined) {
-      others[i] = id;
-      others[i + 1] = state;
-    } else if (i < others.length) others.splice(i, 2);
+    if (state === undefined) {
+      if (i < others.length) others.splice(i, 2);
+    } else if (i < others.length) others[i + 1] = state;
+    else this.others = others.length === 0 ? [id, state] : [...others, id, state];
   }
 
   get empty(): boolean {
