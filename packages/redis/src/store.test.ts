@@ -383,6 +383,17 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           expect([calls.evalsha, calls.eval, calls.hget, calls.fcall]).toEqual([2, 1, 2, undefined]);
         });
 
+        /** Three decisions at a limit of 3 (caller's clock): the first may try functions; the next two are the script alone, one EVALSHA each. */
+        async function expectTheScriptForGood(store: RedisStore): Promise<void> {
+          const ns = freshNamespace();
+          const policy = limits({ limit: 3, windowMs: 60_000 });
+          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(2);
+          await admin.configResetStat();
+          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(1);
+          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(0);
+          expect(await commandCalls(admin)).toEqual({ evalsha: 2, hget: 2, hset: 2, pttl: 2 });
+        }
+
         it('when FUNCTION LOAD fails, whatever the error: the script decides, and stays in use for good', async () => {
           // The client's raw command path refuses FUNCTION (as a proxy or a managed service might); FCALL itself works.
           const raw = connection.client as unknown as Record<string, unknown>;
@@ -397,14 +408,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             },
           }) as unknown as RedisClientLike;
           await admin.sendCommand(['FUNCTION', 'FLUSH']);
-          const store = redisStore({ client: refusing, clock: 'caller' });
-          const ns = freshNamespace();
-          const policy = limits({ limit: 3, windowMs: 60_000 });
-          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(2);
-          await admin.configResetStat();
-          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(1);
-          expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(0);
-          expect(await commandCalls(admin)).toEqual({ evalsha: 2, hget: 2, hset: 2, pttl: 2 });
+          await expectTheScriptForGood(redisStore({ client: refusing, clock: 'caller' }));
         });
 
         it('when the user may not call functions (ACL): the script, for good', async () => {
@@ -415,14 +419,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           url.password = 'ratekit-test';
           const limited = await connect(url.toString());
           try {
-            const store = redisStore({ client: limited.client, clock: 'caller' });
-            const ns = freshNamespace();
-            const policy = limits({ limit: 3, windowMs: 60_000 });
-            expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(2);
-            await admin.configResetStat();
-            expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(1);
-            expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(0);
-            expect(await commandCalls(admin)).toEqual({ evalsha: 2, hget: 2, hset: 2, pttl: 2 });
+            await expectTheScriptForGood(redisStore({ client: limited.client, clock: 'caller' }));
           } finally {
             await limited.close();
             await admin.sendCommand(['ACL', 'DELUSER', user]);
