@@ -148,7 +148,7 @@ interface OutageRun {
   /** The restarted server, still running. */
   readonly server: LocalRedis;
   readonly store: RedisStore;
-  readonly scriptLoadedAfterRestart: boolean;
+  readonly libraryLoadedAfterRestart: boolean;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -227,8 +227,8 @@ async function runOutage(server: LocalRedis, connect: (url: string) => Promise<C
     await sleep(300);
     const admin = await createClient({ url: restarted.url }).connect();
     try {
-      const scriptLoadedAfterRestart = ((await admin.sendCommand(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION])) as unknown[]).length === 1;
-      return { limiters, stalls, clientErrors: connection.errors.length, server: restarted, store, scriptLoadedAfterRestart };
+      const libraryLoadedAfterRestart = ((await admin.sendCommand(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION])) as unknown[]).length === 1;
+      return { limiters, stalls, clientErrors: connection.errors.length, server: restarted, store, libraryLoadedAfterRestart };
     } finally {
       await admin.quit();
     }
@@ -330,7 +330,7 @@ describeWithService(privateRedisService, 'redisStore when the Redis server fails
       });
 
       it('recovers without a new client: the restarted server holds the new state and has the function library again', async () => {
-        expect(run.scriptLoadedAfterRestart).toBe(true);
+        expect(run.libraryLoadedAfterRestart).toBe(true);
         const admin = await createClient({ url: run.server.url }).connect();
         try {
           for (const { namespace } of Object.values(run.limiters)) {
