@@ -135,6 +135,13 @@ end
 -- between calls by a function library, new on every call of the script.
 local cache, cached = {}, 0
 
+-- Keeps parsed limits under their text, starting the cache over when it is full; returns them.
+local function remember(text, limits)
+  if cached >= 100 then cache, cached = {}, 0 end
+  cache[text], cached = limits, cached + 1
+  return limits
+end
+
 -- A stored state: a number for GCRA and delay ([tatMs]), else a table of numbers; nil when absent.
 local function readState(p, r)
   if not r then return nil end
@@ -309,9 +316,7 @@ local function decide(key, spec)
     mode, cost, nowArg = 'consume', 1, '-'
   elseif sub(spec, 1, 12) == 'consume 1 - ' then
     mode, cost, nowArg = 'consume', 1, '-'
-    limits = parseLimits(spec, 12)
-    if cached >= 100 then cache, cached = {}, 0 end
-    cache[spec], cached = limits, cached + 1
+    limits = remember(spec, parseLimits(spec, 12))
   else
     local costText, pos
     mode, costText, nowArg, pos = match(spec, '^(%a+) (%S+) (%S+)()')
@@ -319,9 +324,7 @@ local function decide(key, spec)
     local tail = sub(spec, pos)
     limits = cache[tail]
     if limits == nil then
-      limits = parseLimits(spec, pos)
-      if cached >= 100 then cache, cached = {}, 0 end
-      cache[tail], cached = limits, cached + 1
+      limits = remember(tail, parseLimits(spec, pos))
     end
   end
   local serverClock = nowArg == '-'

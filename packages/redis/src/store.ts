@@ -264,14 +264,13 @@ function runnerOn(t: Transport): ScriptRunner {
     functions = false;
     return t.script(key, argument);
   };
-  const fallBack = (key: string, argument: string) => (error: unknown) => {
-    if (!functionsUnavailable(error)) throw error;
-    return toScript(key, argument);
-  };
   const run = ((key: string, argument: string) => {
     if (!functions) return t.script(key, argument);
     return fcall(key, argument).catch((error: unknown) => {
-      if (!isFunctionNotFound(error)) return fallBack(key, argument)(error);
+      if (!isFunctionNotFound(error)) {
+        if (functionsUnavailable(error)) return toScript(key, argument);
+        throw error;
+      }
       return t
         .load(key)
         .catch(ignoreLoaded)
