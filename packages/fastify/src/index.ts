@@ -10,6 +10,9 @@ import { fastifyRateLimit } from './plugin.js';
 export { fastifyRateLimit };
 export default fastifyRateLimit;
 
+export { normalizeIP } from './compat/normalize-ip.js';
+export type { ErrorResponseBuilderContext as errorResponseBuilderContext } from './compat/options.js';
+export type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from './compat/store-contract.js';
 export { EARLY_ROUTES_WARNING } from './early-routes.js';
 export { parseTimeWindow } from './duration.js';
 export type { RateLimitError } from './refusal.js';

@@ -96,7 +96,8 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
     ])('refuses to register with %j: a RateKitOptionError naming `%s`', async (options, option, message) => {
       const app = Fastify();
       apps.push(app);
-      await expect(app.register(fastifyRateLimit, options as RateLimitPluginOptions)).rejects.toMatchObject({
+      // `now` (a ratekit option) selects ratekit mode, which validates; @fastify/rate-limit options alone fall back as upstream does.
+      await expect(app.register(fastifyRateLimit, { now, ...options } as RateLimitPluginOptions)).rejects.toMatchObject({
         name: 'RateKitOptionError',
         code: 'ERR_RATEKIT_INVALID_OPTION',
         option,
@@ -237,7 +238,7 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
     it('rejects a bad config.rateLimit when the route is declared, with a coded error', async () => {
       const app = Fastify();
       apps.push(app);
-      await app.register(fastifyRateLimit);
+      await app.register(fastifyRateLimit, { now });
       expect(() => app.get('/late', { config: { rateLimit: 'yes' as never } }, async () => 'ok')).toThrow(
         expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'config.rateLimit' }),
       );
@@ -250,7 +251,7 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
     ])('rejects config.rateLimit %j naming `%s`', async (config, option) => {
       const app = Fastify();
       apps.push(app);
-      await app.register(fastifyRateLimit);
+      await app.register(fastifyRateLimit, { now });
       expect(() => app.get('/x', { config: { rateLimit: config as never } }, async () => 'ok')).toThrow(
         expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option }),
       );
@@ -272,7 +273,7 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
     it('rejects a route whose limits differ from the rest of its group', async () => {
       const app = Fastify();
       apps.push(app);
-      await app.register(fastifyRateLimit, { global: false });
+      await app.register(fastifyRateLimit, { now, global: false });
       app.post('/a', { config: { rateLimit: { max: 2, groupId: 'otp' } } }, async () => 'ok');
       expect(() => app.post('/b', { config: { rateLimit: { max: 3, groupId: 'otp' } } }, async () => 'ok')).toThrow(
         expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'config.rateLimit.groupId', message: expect.stringContaining('POST /a') }),

@@ -2,8 +2,10 @@ import { memoryStore, RateKitError, RateKitOptionError, type RateLimitStore } fr
 import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { type Check, createCheck } from './check.js';
+import { registerCompat } from './compat/plugin.js';
 import { warnAboutEarlyRoutes } from './early-routes.js';
 import { createHook, kLimiter, type LimiterHook } from './hook.js';
+import { isRateKitMode } from './mode.js';
 import { resolveRegistration, resolveRouteSettings, type Settings } from './options.js';
 import type {
   AllowListedResult,
@@ -28,6 +30,10 @@ interface Limiter {
 /** The plugin function; exported wrapped with `fastify-plugin` as {@link fastifyRateLimit}. */
 const ratekitFastify: FastifyPluginAsync<RateLimitPluginOptions> = async function ratekitFastify(fastify, options) {
   warnAboutEarlyRoutes(fastify);
+  if (!isRateKitMode((options ?? {}) as Record<string, unknown>)) {
+    registerCompat(fastify, (options ?? {}) as Record<string, unknown>);
+    return;
+  }
   const log = fastify.log;
   const registration = resolveRegistration(options, (message) => log.warn(message));
   const { base, nameSpace } = registration;

@@ -1,0 +1,181 @@
+import { RateKitError, RateKitOptionError } from '@ratekit/core';
+import { rateKitOptionsIn } from '../mode.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { LocalStore } from './local-store.js';
+import { normalizeIP } from './normalize-ip.js';
+import { type CompatParams, mergeRouteParams, resolvePluginParams, type Warn } from './options.js';
+import { DEFAULT_NAMESPACE, type IoRedisLike, RedisStore } from './redis-store.js';
+import { defaultErrorResponse, errorContext, type Exceeded, writePassHeaders, writeRefusalHeaders } from './responses.js';
+import { type FastifyRateLimitStore, isStoreClass, type StoreResult } from './store-contract.js';
+
+/** `createRateLimit()`'s answer for an allow-listed key. */
+export interface CompatAllowed {
+  isAllowed: true;
+  key: unknown;
+}
+
+/** `createRateLimit()`'s answer for a counted key, as @fastify/rate-limit 11 gives it. */
+export interface CompatCounted {
+  isAllowed: false;
+  key: unknown;
+  max: number;
+  timeWindow: number;
+  remaining: number;
+  ttl: number;
+  ttlInSeconds: number;
+  isExceeded: boolean;
+  isBanned: boolean;
+}
+
+/** One limiter: its options and its store (the plugin's, or a `child()` of it). */
+interface Limiter {
+  readonly params: CompatParams;
+  readonly store: FastifyRateLimitStore;
+  /** The request decoration marking that this registration's limiter already ran (upstream runs one per request). */
+  readonly ran: symbol;
+}
+
+/**
+ * Registers @fastify/rate-limit 11's behaviour for a registration given only
+ * its options: its steps in its order, its store contract (the in-memory
+ * store, the `redis` option's store, or a `store` class), its headers and
+ * its refusal. @ratekit/fastify runs this when no ratekit option is given.
+ *
+ * @param settings - the plugin's options, as upstream takes them
+ */
+export function registerCompat(fastify: FastifyInstance, settings: Readonly<Record<string, unknown>>): void {
+  const warn: Warn = (message) => fastify.log.warn(message);
+  const params = resolvePluginParams(settings, warn);
+  const ran = Symbol('@ratekit/fastify.rateLimitRan');
+  const plugin: Limiter = { params, store: createStore(settings, params), ran };
+  fastify.decorateRequest(ran, false);
+
+  const limiterFor = (options: unknown, routeInfo: object, where: string): Limiter => {
+    if (typeof options !== 'object' || options === null) return plugin;
+    const ratekitOnly = rateKitOptionsIn(options as Record<string, unknown>)[0];
+    if (ratekitOnly !== undefined) {
+      const value = (options as Record<string, unknown>)[ratekitOnly];
+      throw new RateKitOptionError(`${where}${ratekitOnly}`, 'unset, unless the plugin is registered in ratekit mode (with `algorithm`, `limits`, `cost`, `standardHeaders` or a ratekit `store`)', value);
+    }
+    const merged = mergeRouteParams(params, options as Record<string, unknown>, routeInfo, where, warn);
+    return { params: merged, store: plugin.store.child(merged as typeof merged & { routeInfo: Record<string, unknown> }), ran };
+  };
+
+  if (!fastify.hasDecorator('createRateLimit')) {
+    fastify.decorate('createRateLimit', ((options?: unknown) => {
+      const limiter = limiterFor(options, {}, 'createRateLimit(options).');
+      return (request: FastifyRequest, callOptions?: { increment?: boolean }) => check(limiter, request, callOptions?.increment !== false);
+    }) as unknown as FastifyInstance['createRateLimit']);
+  }
+  if (!fastify.hasDecorator('rateLimit')) {
+    fastify.decorate('rateLimit', ((options?: unknown) => hookOf(limiterFor(options, {}, 'rateLimit(options).'))) as unknown as FastifyInstance['rateLimit']);
+  }
+
+  fastify.addHook('onRoute', (route) => {
+    const config = (route.config as { rateLimit?: unknown } | undefined)?.rateLimit;
+    if (config !== undefined && config !== null) {
+      if (typeof config === 'object') addHook(route, limiterFor(config, route, 'config.rateLimit.'));
+      else if (config !== false) throw new Error('Unknown value for route rate-limit configuration');
+    } else if (params.global) {
+      addHook(route, plugin);
+    }
+  });
+}
+
+function createStore(settings: Readonly<Record<string, unknown>>, params: CompatParams): FastifyRateLimitStore {
+  if (settings.store) {
+    const Store = settings.store;
+    if (!isStoreClass(Store)) throw new TypeError('`store` must be a class implementing incr(key, callback, timeWindow, max) and child(routeOptions)');
+    return new Store(params);
+  }
+  if (settings.redis) return new RedisStore(params, settings.redis as IoRedisLike, typeof settings.nameSpace === 'string' ? settings.nameSpace : DEFAULT_NAMESPACE);
+  return new LocalStore(params);
+}
+
+/** Appends the limiter's hook after the route's own hooks of its stage. */
+function addHook(route: RouteOptions, limiter: Limiter): void {
+  const hooks = route as unknown as Record<string, unknown>;
+  const stage = limiter.params.hook;
+  const existing = hooks[stage];
+  const hook = hookOf(limiter);
+  if (Array.isArray(existing)) existing.push(hook);
+  else hooks[stage] = typeof existing === 'function' ? [existing, hook] : [hook];
+}
+
+/** The route hook: headers on a pass, `errorResponseBuilder`'s result (or the default error) thrown on a refusal. */
+function hookOf(limiter: Limiter) {
+  const { params, ran } = limiter;
+  return async function rateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const marks = request as unknown as Record<symbol, boolean>;
+    if (marks[ran]) return;
+    marks[ran] = true;
+    const outcome = await check(limiter, request, true);
+    if (outcome.isAllowed) return;
+    const key = outcome.key as string;
+    if (!outcome.isExceeded) {
+      writePassHeaders(reply, params, outcome);
+      params.onExceeding(request, key);
+      return;
+    }
+    params.onExceeded(request, key);
+    writeRefusalHeaders(reply, params, outcome);
+    const context = errorContext(outcome, outcome.isBanned);
+    if (outcome.isBanned) params.onBanReach(request, key);
+    throw params.errorResponseBuilder === undefined ? defaultErrorResponse(context) : params.errorResponseBuilder(request, context);
+  };
+}
+
+/**
+ * One check, upstream's steps in order: the key (`keyGenerator`, or the
+ * client IP grouped by `ipv6Subnet`), plus the route's `groupId`; the allow
+ * list; `max` and `timeWindow` (functions are called now); the store's
+ * `incr` (or `read` for `increment: false`). A store error is thrown, or
+ * with `skipOnError` counts as no hits.
+ *
+ * @throws {Error} the store's error (without `skipOnError`); a `read`-less store asked to peek
+ * @throws {RateKitError} `ERR_RATEKIT_KEY` when the default key finds no `request.ip`
+ */
+async function check(limiter: Limiter, request: FastifyRequest, increment: boolean): Promise<CompatAllowed | CompatCounted> {
+  const { params, store } = limiter;
+  let key: unknown = params.keyGenerator === undefined ? clientKey(request, params.ipv6Subnet) : await params.keyGenerator(request);
+  const groupId = (request.routeOptions?.config as { rateLimit?: { groupId?: unknown } } | undefined)?.rateLimit?.groupId;
+  if (groupId) key = (key as string) + String(groupId);
+
+  const { allowList } = params;
+  if (typeof allowList === 'function' ? await allowList(request, key as string) : allowList?.includes(key)) return { isAllowed: true, key };
+
+  const max = typeof params.max === 'number' ? params.max : await params.max(request, key as string);
+  const timeWindow = typeof params.timeWindow === 'number' ? params.timeWindow : await params.timeWindow(request, key as string);
+  let result: StoreResult = { current: 0, ttl: 0 };
+  if (!increment && typeof store.read !== 'function') {
+    throw new Error('The configured rate-limit store does not implement a `read` method, which is required to use `{ increment: false }`');
+  }
+  try {
+    result = await new Promise<StoreResult>((resolve, reject) => {
+      const done = (error: Error | null, answer?: StoreResult) => (error ? reject(error) : resolve(answer!));
+      if (increment) store.incr(key as string, done, timeWindow, max);
+      else store.read!(key as string, done, timeWindow, max);
+    });
+  } catch (error) {
+    if (!params.skipOnError) throw error;
+  }
+  const state: Exceeded = { max, remaining: Math.max(0, max - result.current), ttl: result.ttl, ttlInSeconds: Math.ceil(result.ttl / 1000) };
+  return {
+    isAllowed: false,
+    key,
+    max,
+    timeWindow,
+    remaining: state.remaining,
+    ttl: state.ttl,
+    ttlInSeconds: state.ttlInSeconds,
+    isExceeded: result.current > max,
+    isBanned: params.ban !== -1 && result.current - max > params.ban,
+  };
+}
+
+/** The default key: `request.ip` (which honours Fastify's `trustProxy`) through {@link normalizeIP}. */
+function clientKey(request: FastifyRequest, ipv6Subnet: number): string {
+  const ip: unknown = request.ip;
+  if (typeof ip !== 'string') throw new RateKitError('ERR_RATEKIT_KEY', '`request.ip` is not a string, so the request has no client key: pass a `keyGenerator`');
+  return normalizeIP(ip, ipv6Subnet);
+}
