@@ -4,6 +4,7 @@
 //   1. type-check the whole workspace (strict TypeScript)
 //   2. jest: unit, property, integration and store tests (test/setup starts the servers it needs)
 //   3. build every package (ESM + CJS + types) and check the packaging with publint and attw
+//   4. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0)
 import { spawnSync } from 'node:child_process';
 
 const steps = [
@@ -12,6 +13,7 @@ const steps = [
   ['jest', 'jest', ['--ci', ...process.argv.slice(2)]],
   ['build', 'pnpm', ['build']],
   ['package checks', 'pnpm', ['check:packages']],
+  ['@fastify/rate-limit 11.2.0 suite', 'node', ['packages/fastify/upstream/run.mjs']],
 ];
 
 for (const [name, command, args] of steps) {

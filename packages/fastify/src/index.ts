@@ -19,6 +19,8 @@ export type { RateLimitError } from './refusal.js';
 export type {
   AllowListedResult,
   CheckOptions,
+  CreateRateLimitOptions,
+  FastifyRateLimitOptions,
   ErrorResponseBuilderContext,
   LimitedResult,
   RateLimitChecker,

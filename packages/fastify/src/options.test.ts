@@ -52,7 +52,7 @@ describe('resolveRegistration', () => {
       ['cache', { cache: 0 }, 'an integer >= 1'],
       ['nameSpace', { nameSpace: 5 }, 'a string'],
       ['now', { now: 5 }, 'a function'],
-      ['store', { store: {} }, 'a RateLimitStore'],
+      ['store', { store: {} }, 'a ratekit RateLimitStore'],
       ['algorithm', { algorithm: 'leaky' }, "one of 'fixed-window'"],
       ['limits', { limits: [] }, 'at least one limit'],
       ['limits[1].windowMs', { limits: [{ limit: 1, windowMs: 1 }, { limit: 1, windowMs: 0 }] }, 'a positive finite number of milliseconds'],

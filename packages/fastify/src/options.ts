@@ -109,8 +109,8 @@ const FASTIFY_REGISTER_KEYS: ReadonlySet<string> = new Set(['prefix', 'logLevel'
 
 /** @fastify/rate-limit options this adapter does not take, with what to use instead. */
 const UNSUPPORTED: Readonly<Record<string, string>> = {
-  redis: 'unset: pass a ratekit `store` (for example from @ratekit/redis) instead of `redis`',
-  exponentialBackoff: "unset: use `continueExceeding`, or `limits` with `algorithm: 'delay'`",
+  redis: 'unset when ratekit options are given: pass a ratekit `store` (for example from @ratekit/redis) instead',
+  exponentialBackoff: "unset when ratekit options are given: use `continueExceeding`, or `limits` with `algorithm: 'delay'`",
   whitelist: 'unset: it was renamed `allowList`',
 };
 
@@ -143,11 +143,12 @@ export function resolveRegistration(options: RateLimitPluginOptions | undefined,
   const cache = raw.cache ?? DEFAULT_CACHE;
   assertInteger('cache', cache, 1);
   if (raw.now !== undefined) assertFunction('now', raw.now);
-  if (raw.store !== undefined && (typeof raw.store?.evaluate !== 'function' || typeof raw.store.resetKey !== 'function')) {
-    throw new RateKitOptionError('store', 'a RateLimitStore (with evaluate and resetKey)', raw.store);
+  const store = raw.store as RateLimitStore | undefined;
+  if (store !== undefined && (typeof store?.evaluate !== 'function' || typeof store.resetKey !== 'function')) {
+    throw new RateKitOptionError('store', 'a ratekit RateLimitStore (with evaluate and resetKey) when ratekit options are given; a @fastify/rate-limit store class works only without them', raw.store);
   }
   const settings = resolveSettings(base as RateLimitOptions, '', onKeyError);
-  return { base: base as RateLimitOptions, settings, global, nameSpace, cache, store: raw.store, now: raw.now };
+  return { base: base as RateLimitOptions, settings, global, nameSpace, cache, store, now: raw.now };
 }
 
 /**

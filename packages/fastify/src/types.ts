@@ -1,5 +1,11 @@
 import type { AlgorithmName, Decision, Limiter, LimitOptions, RateLimitStore, StandardHeaders } from '@ratekit/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyRateLimitStoreCtor, StoreOptions } from './compat/store-contract.js';
+
+/** @fastify/rate-limit's name for the options a `store` class is built with. */
+export type FastifyRateLimitOptions = StoreOptions;
+/** @fastify/rate-limit's name for the options of `fastify.createRateLimit()`. */
+export type CreateRateLimitOptions = RateLimitOptions;
 
 /** A value, or a promise of it. Synchronous answers keep the request path free of `await`. */
 export type ValueOrPromise<T> = T | PromiseLike<T>;
@@ -48,6 +54,15 @@ export interface ErrorResponseBuilderContext {
  * @fastify/rate-limit 11 where they exist there; the rest (`algorithm`,
  * `limits`, `cost`, the header format, `store` errors) are ratekit's.
  *
+ * Two modes. A registration given only @fastify/rate-limit 11's options
+ * behaves exactly as @fastify/rate-limit 11 (its fallbacks for bad values,
+ * its stores, its 429 body; see docs/migrating/fastify-rate-limit.md). A
+ * registration given any ratekit option (`algorithm`, `limits`, `cost`,
+ * `standardHeaders`, `legacyHeaders`, `onStoreError`, `storeTimeoutMs`,
+ * `now`, or a ratekit `store`) runs on @ratekit/core, and what is described
+ * below as ratekit's behaviour applies (validation with coded errors, a
+ * shared `groupId` count, refusals that charge nothing).
+ *
  * A route's options are merged over the plugin's, one option at a time, with
  * related options replaced together: a route giving `limits` drops the
  * plugin's `max`/`timeWindow`/`algorithm` and the other way round; a route
@@ -70,7 +85,14 @@ export interface RateLimitOptions {
    * as @fastify/rate-limit does). Leave unset when `limits` is given.
    * @default 60_000
    */
-  timeWindow?: number | string;
+  timeWindow?: number | string | ((request: FastifyRequest, key: string) => ValueOrPromise<number>);
+  /**
+   * @fastify/rate-limit's exponential backoff: each hit over `max` restarts
+   * the window, `timeWindow × 2^(hits − max − 1)` long. Only without ratekit
+   * options (in ratekit mode use `algorithm: 'delay'` or `continueExceeding`).
+   * @default false
+   */
+  exponentialBackoff?: boolean;
   /**
    * The algorithm of the limit built from `max` and `timeWindow`. The
    * default matches @fastify/rate-limit: a fixed window that starts at a
@@ -191,8 +213,21 @@ export interface RateLimitPluginOptions extends RateLimitOptions {
    * @default true
    */
   global?: boolean;
-  /** The store every limiter of this registration uses. @default a memory store of `cache` keys */
-  store?: RateLimitStore;
+  /**
+   * The store every limiter of this registration uses: a ratekit store (for
+   * example `redisStore()` from @ratekit/redis; ratekit mode), or a
+   * @fastify/rate-limit store class (`new Store(options)`, with
+   * `incr(key, callback, timeWindow, max)` and `child(routeOptions)`).
+   * @default a memory store of `cache` keys
+   */
+  store?: RateLimitStore | FastifyRateLimitStoreCtor;
+  /**
+   * An ioredis client: limit on Redis with @fastify/rate-limit 11's own
+   * script, keys (`<nameSpace><key>`, `<nameSpace><method><url>-<key>` for a
+   * route's own limit) and counting, so old and new instances share counts
+   * during a rolling deploy. Not with ratekit options (pass a ratekit `store`).
+   */
+  redis?: unknown;
   /** Keys held by the default memory store (least recently used evicted first). @default 5_000 as @fastify/rate-limit */
   cache?: number;
   /**
