@@ -1,13 +1,16 @@
 import { RateKitOptionError } from './errors.js';
 import { defaultPolicyName } from './headers/policy-name.js';
 import { assertPolicyName } from './headers/sf-string.js';
-import { assertNonNegative, assertObject, assertOneOf, assertPositive } from './validate.js';
+import { assertKnownKeys, assertNonNegative, assertObject, assertOneOf, assertPositive } from './validate.js';
 
 /** The algorithms a limit can use. Each lives in `algorithms/<name>.ts`. */
 export const ALGORITHMS = ['fixed-window', 'sliding-window', 'sliding-log', 'token-bucket', 'gcra', 'delay'] as const;
 
 /** The algorithms that have a capacity (`burst`) distinct from the quota. */
 const BUCKET_ALGORITHMS: readonly string[] = ['token-bucket', 'gcra', 'delay'];
+
+/** The options a limit takes (see {@link LimitOptions}). */
+const LIMIT_OPTIONS = ['algorithm', 'limit', 'windowMs', 'burst', 'refill', 'maxDelayMs', 'refusedPenaltyCapMs', 'name'] as const;
 
 /** One of {@link ALGORITHMS}. */
 export type AlgorithmName = (typeof ALGORITHMS)[number];
@@ -95,10 +98,11 @@ export interface ResolvedLimit {
  *
  * @param options - the limit, as given by the user
  * @param path - the option path used in error messages, e.g. `limits[1]`
- * @throws {RateKitOptionError} when an option is missing or out of range (code `ERR_RATEKIT_INVALID_OPTION`)
+ * @throws {RateKitOptionError} when an option is missing, unknown or out of range (code `ERR_RATEKIT_INVALID_OPTION`)
  */
 export function resolveLimit(options: LimitOptions, path = 'limit'): ResolvedLimit {
   assertObject(path, options);
+  assertKnownKeys(path, options, LIMIT_OPTIONS);
   const algorithm = options.algorithm ?? 'fixed-window';
   assertOneOf(`${path}.algorithm`, algorithm, ALGORITHMS);
   assertPositive(`${path}.limit`, options.limit);
@@ -140,4 +144,14 @@ export function resolveLimit(options: LimitOptions, path = 'limit'): ResolvedLim
         ? `${algorithm}:${options.name}`
         : `${algorithm}:${options.limit}:${options.windowMs}:${burst}:${refill}:${maxDelayMs}:${options.refusedPenaltyCapMs ?? ''}`,
   });
+}
+
+/**
+ * The most units a limit can ever admit at once: `limit` for the windows,
+ * `burst` for the token bucket and GCRA, and for `delay` the burst plus what
+ * `maxDelayMs` of queueing adds. A request costing more is refused forever.
+ */
+export function capacityOf(limit: ResolvedLimit): number {
+  if (limit.algorithm === 'delay') return limit.burst + limit.maxDelayMs / limit.emissionIntervalMs;
+  return BUCKET_ALGORITHMS.includes(limit.algorithm) ? limit.burst : limit.limit;
 }

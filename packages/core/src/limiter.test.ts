@@ -499,3 +499,21 @@ describe('limiter.reset on a failing store', () => {
     expect(spy).toHaveBeenCalledWith('k', 'p', limiter.limitsFor());
   });
 });
+
+describe('storeTimeoutMs: Infinity', () => {
+  it('means no timeout: a slow store is waited for, not failed', async () => {
+    jest.useFakeTimers();
+    try {
+      const inner = memoryStore();
+      let answer: (() => void) | undefined;
+      const slow: RateLimitStore = { ...inner, name: 'slow', evaluate: (request) => new Promise((resolve) => (answer = () => resolve(inner.evaluate(request) as Decision))) };
+      const limiter = createLimiter({ limits: { limit: 1, windowMs: 1_000 }, store: slow, storeTimeoutMs: Infinity, now: () => 0 });
+      const pending = limiter.consume('k') as Promise<Decision>;
+      jest.advanceTimersByTime(2 ** 31);
+      answer!();
+      await expect(pending).resolves.toMatchObject({ allowed: true });
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});

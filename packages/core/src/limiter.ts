@@ -1,10 +1,13 @@
 import type { Decision } from './decision.js';
 import { RateKitError, RateKitOptionError } from './errors.js';
-import { type LimitOptions, type ResolvedLimit, resolveLimit } from './limit.js';
+import { capacityOf, type LimitOptions, type ResolvedLimit, resolveLimit } from './limit.js';
 import { evaluatePolicy, type EvaluateMode } from './policy.js';
 import { memoryStore } from './stores/memory.js';
 import type { MaybePromise, RateLimitStore } from './stores/types.js';
-import { assertFunction, assertNonNegative, assertObject, assertPositive } from './validate.js';
+import { assertFunction, assertKnownKeys, assertNonNegative, assertObject, assertPositive } from './validate.js';
+
+/** The options {@link createLimiter} takes. */
+const LIMITER_OPTIONS = ['limits', 'store', 'prefix', 'cost', 'now', 'onStoreError', 'storeTimeoutMs', 'onError'] as const;
 
 /** One limit, several limits (all-or-nothing), or a function of the request context choosing them. */
 export type LimitsOption<TContext> = LimitOptions | readonly LimitOptions[] | ((context: TContext) => LimitOptions | readonly LimitOptions[]);
@@ -44,7 +47,13 @@ export interface LimiterOptions<TContext = unknown> {
    * @default 'throw'
    */
   onStoreError?: StoreErrorPolicy;
-  /** The longest a store call may take, in ms, before it counts as failed. Applies to asynchronous stores. @default 1_000 */
+  /**
+   * The longest a store call may take, in ms, before it counts as failed.
+   * Applies to asynchronous stores. At most 2³¹ − 1 (what Node's timers
+   * hold; a longer value is refused rather than fire after 1 ms), or
+   * `Infinity` for no timeout.
+   * @default 1_000
+   */
   storeTimeoutMs?: number;
   /** Receives store failures handled by `onStoreError` (`'allow'`, `'deny'` or a fallback). @default console.error */
   onError?: (error: RateKitError) => void;
@@ -118,6 +127,7 @@ export interface Limiter<TContext = unknown> {
  */
 export function createLimiter<TContext = unknown>(options: LimiterOptions<TContext>): Limiter<TContext> {
   assertObject('options', options);
+  assertKnownKeys('', options, LIMITER_OPTIONS);
   if (options.store !== undefined && (typeof options.store?.evaluate !== 'function' || typeof options.store.resetKey !== 'function')) {
     throw new RateKitOptionError('store', 'a RateLimitStore (with evaluate and resetKey)', options.store);
   }
@@ -132,13 +142,17 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     throw new RateKitOptionError('onStoreError', "'throw', 'allow', 'deny' or a fallback limiter", onStoreError);
   }
   const storeTimeoutMs = options.storeTimeoutMs ?? 1_000;
-  assertPositive('storeTimeoutMs', storeTimeoutMs, ' of milliseconds');
+  if (storeTimeoutMs !== Number.POSITIVE_INFINITY) {
+    assertPositive('storeTimeoutMs', storeTimeoutMs, ' of milliseconds');
+    // setTimeout turns a longer delay into 1 ms, which would fail every store call.
+    if (storeTimeoutMs > MAX_TIMER_MS) throw new RateKitOptionError('storeTimeoutMs', `at most ${MAX_TIMER_MS} ms (what Node's timers hold), or Infinity for no timeout`, storeTimeoutMs);
+  }
   const onError = options.onError ?? ((error: RateKitError) => console.error(error));
   assertFunction('onError', onError);
-  // The default memory store runs every algorithm, so only a given store is asked.
-  const limitsFor = resolveLimitsOption(options.limits, options.store);
   const defaultCost = options.cost ?? 1;
   if (typeof defaultCost !== 'function') assertNonNegative('cost', defaultCost);
+  // The default memory store runs every algorithm, so only a given store is asked.
+  const limitsFor = resolveLimitsOption(options.limits, options.store, typeof defaultCost === 'number' ? defaultCost : 0);
   // Made last, so a bad option does not leave a store (and its prune timer) behind.
   const store = options.store ?? memoryStore();
 
@@ -244,7 +258,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
 }
 
 /** Normalises the `limits` option into a function of the context returning validated limits. */
-function resolveLimitsOption<TContext>(option: LimitsOption<TContext>, store: RateLimitStore | undefined): (context: TContext) => readonly ResolvedLimit[] {
+function resolveLimitsOption<TContext>(option: LimitsOption<TContext>, store: RateLimitStore | undefined, cost: number): (context: TContext) => readonly ResolvedLimit[] {
   if (typeof option === 'function') {
     // Cache per returned object, so a function returning constants validates them once.
     const cache = new WeakMap<object, readonly ResolvedLimit[]>();
@@ -252,36 +266,52 @@ function resolveLimitsOption<TContext>(option: LimitsOption<TContext>, store: Ra
       const chosen = option(context);
       const cached = typeof chosen === 'object' && chosen !== null ? cache.get(chosen) : undefined;
       if (cached !== undefined) return cached;
-      const resolved = resolveList(chosen, 'limits(context)');
+      const resolved = resolveList(chosen, 'limits(context)', cost);
       store?.assertSupports?.(resolved, 'limits(context)');
       cache.set(chosen, resolved);
       return resolved;
     };
   }
-  const resolved = resolveList(option, 'limits');
+  const resolved = resolveList(option, 'limits', cost);
   store?.assertSupports?.(resolved, 'limits');
   return () => resolved;
 }
 
-function resolveList(option: LimitOptions | readonly LimitOptions[], path: string): readonly ResolvedLimit[] {
-  if (Array.isArray(option)) {
-    if (option.length === 0) throw new RateKitOptionError(path, 'at least one limit', option);
-    const resolved = option.map((limit, i) => resolveLimit(limit, `${path}[${i}]`));
-    const ids = new Set(resolved.map((l) => l.id));
-    if (ids.size !== resolved.length) {
-      throw new RateKitOptionError(`${path}[].name`, 'distinct limits (give each limit of a policy its own name)', resolved.map((l) => l.name).join(', '));
-    }
-    return Object.freeze(resolved);
+/**
+ * Validates a policy's limits, each able to admit the limiter's `cost` (a
+ * limit whose capacity is below it would refuse every request forever).
+ */
+function resolveList(option: LimitOptions | readonly LimitOptions[], path: string, cost: number): readonly ResolvedLimit[] {
+  if (!Array.isArray(option) && (typeof option !== 'object' || option === null)) {
+    throw new RateKitOptionError(path, 'a limit, an array of limits or a function', option);
   }
-  if (typeof option !== 'object' || option === null) throw new RateKitOptionError(path, 'a limit, an array of limits or a function', option);
-  return Object.freeze([resolveLimit(option as LimitOptions, path)]);
+  const list: readonly LimitOptions[] = Array.isArray(option) ? option : [option as LimitOptions];
+  if (list.length === 0) throw new RateKitOptionError(path, 'at least one limit', option);
+  const pathOf = (i: number) => (Array.isArray(option) ? `${path}[${i}]` : path);
+  const resolved = list.map((limit, i) => resolveLimit(limit, pathOf(i)));
+  const ids = new Set(resolved.map((l) => l.id));
+  if (ids.size !== resolved.length) {
+    throw new RateKitOptionError(`${path}[].name`, 'distinct limits (give each limit of a policy its own name)', resolved.map((l) => l.name).join(', '));
+  }
+  resolved.forEach((limit, i) => {
+    if (capacityOf(limit) >= cost) return;
+    const bucket = limit.algorithm === 'token-bucket' || limit.algorithm === 'gcra' || limit.algorithm === 'delay';
+    const field = bucket ? 'burst' : 'limit';
+    throw new RateKitOptionError(`${pathOf(i)}.${field}`, `at least the cost of a request (${cost}), or no request could ever be admitted`, bucket ? limit.burst : limit.limit);
+  });
+  return Object.freeze(resolved);
 }
 
 function waitTimeout(neededMs: number, maxWaitMs: number): RateKitError {
   return new RateKitError('ERR_RATEKIT_WAIT_TIMEOUT', `The budget allows this call in ${Math.ceil(neededMs)} ms, longer than maxWaitMs (${maxWaitMs} ms); nothing was charged`);
 }
 
+/** The longest delay Node's timers hold (2³¹ − 1 ms, about 24.8 days); longer ones fire after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Rejects when the store has not answered within `timeoutMs` (Infinity: never). */
 function withTimeout<T>(promise: Promise<T>, timeoutMs: number, storeName: string): Promise<T> {
+  if (timeoutMs === Number.POSITIVE_INFINITY) return promise;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The ${storeName} store did not answer within ${timeoutMs} ms`)), timeoutMs);

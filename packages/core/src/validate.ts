@@ -50,3 +50,49 @@ export function assertObject(option: string, value: unknown): asserts value is R
     throw new RateKitOptionError(option, 'an object', value);
   }
 }
+
+/**
+ * Asserts that an options object names only known options. An unknown one
+ * (a typo such as `burts` or `prefx`, which would otherwise be ignored in
+ * silence) is refused, naming the closest known option when one is near.
+ *
+ * @param path - the object's option path (`''` for the top level, else e.g. `limits[0]`)
+ */
+export function assertKnownKeys(path: string, value: Record<string, unknown>, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue;
+    const closest = closestName(key, known);
+    const option = path === '' ? key : `${path}.${key}`;
+    throw new RateKitOptionError(option, `unset: it is not an option${closest === undefined ? '' : ` (did you mean \`${closest}\`?)`}`, value[key]);
+  }
+}
+
+/** The known name nearest to `name` by edit distance, if it is within a third of the name's length (at least 2). */
+export function closestName(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const candidate of known) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance, with adjacent transpositions counted as one edit (`burts` → `burst`). */
+function editDistance(a: string, b: string): number {
+  const rows = a.length + 1;
+  const cols = b.length + 1;
+  const d: number[][] = Array.from({ length: rows }, (_, i) => Array.from({ length: cols }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i < rows; i++) {
+    for (let j = 1; j < cols; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = best;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
