@@ -556,11 +556,18 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       expect([...(await statuses(a, '/', 1)), ...(await statuses(b, '/', 1)), ...(await statuses(a2, '/', 1))]).toEqual([200, 200, 429]);
     });
 
-    it('bounds the default memory store by cache keys (least recently used evicted)', async () => {
+    it('bounds the default memory store by cache keys; an evicted key with budget left starts afresh', async () => {
+      const app = await build({ max: 2, cache: 1, keyGenerator: (request) => String(request.headers['x-user']) });
+      expect(await statuses(app, '/', 1, { 'x-user': 'a' })).toEqual([200]);
+      expect(await statuses(app, '/', 1, { 'x-user': 'b' })).toEqual([200]); // evicts a, which had half its budget left
+      expect(await statuses(app, '/', 3, { 'x-user': 'a' })).toEqual([200, 200, 429]);
+    });
+
+    it('an evicted key that was refused stays refused (the memory store keeps it aside)', async () => {
       const app = await build({ max: 1, cache: 1, keyGenerator: (request) => String(request.headers['x-user']) });
-      expect(await statuses(app, '/', 1, { 'x-user': 'a' })).toEqual([200]);
+      expect(await statuses(app, '/', 2, { 'x-user': 'a' })).toEqual([200, 429]);
       expect(await statuses(app, '/', 1, { 'x-user': 'b' })).toEqual([200]); // evicts a
-      expect(await statuses(app, '/', 1, { 'x-user': 'a' })).toEqual([200]);
+      expect(await statuses(app, '/', 1, { 'x-user': 'a' })).toEqual([429]);
     });
   });
 

@@ -42,16 +42,27 @@ describe('memoryStore', () => {
   });
 
   describe('with maxKeys', () => {
-    it('holds at most maxKeys keys and evicts the least recently used, which starts afresh', () => {
+    it('holds at most maxKeys keys in its LRU; an evicted key with half its budget or more starts afresh', () => {
       store = memoryStore({ maxKeys: 2, pruneIntervalMs: 0 });
       const limiter = on(fivePerSecond);
       limiter.consume('a', { cost: 5 });
-      limiter.consume('b', { cost: 5 });
+      limiter.consume('b', { cost: 2 });
       limiter.peek('a'); // a is now the most recently used
       limiter.consume('c');
       expect(store.size).toBe(2);
       expect(sync(limiter.peek('a')).remaining).toBe(0);
       expect(sync(limiter.peek('b')).remaining).toBe(5);
+    });
+
+    it('an evicted key with less than half its budget left is kept aside (ceil(maxKeys / 10) of them), not reset', () => {
+      store = memoryStore({ maxKeys: 2, pruneIntervalMs: 0 });
+      const limiter = on(fivePerSecond);
+      limiter.consume('a', { cost: 5 });
+      limiter.consume('b', { cost: 4 });
+      limiter.peek('a');
+      limiter.consume('c');
+      expect(store.size).toBe(3);
+      expect(sync(limiter.peek('b')).remaining).toBe(1);
     });
   });
 

@@ -5,6 +5,7 @@ import { type Decision, decideOne } from '../decision.js';
 import type { ResolvedLimit } from '../limit.js';
 import { evaluateLimit, evaluatePolicy, UNCHANGED } from '../policy.js';
 import { assertInteger, assertNonNegative } from '../validate.js';
+import { GuardedKeys } from './eviction.js';
 import type { EvaluateRequest, RateLimitStore } from './types.js';
 
 const STORE_NAME = 'memory';
@@ -12,12 +13,18 @@ const STORE_NAME = 'memory';
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * The most keys held at once. When full, the least recently used key is
-   * evicted; an evicted key starts again from a fresh state, so a store that
-   * is too small admits more than its limits (it fails open). Size it above
-   * the number of clients active within your longest window. `lru-cache`
-   * allocates its index for `maxKeys` up front (about 28 bytes per slot), so
-   * a very large bound costs memory and start-up time even when empty.
+   * The most keys held in the LRU. When it is full, the least recently used
+   * key is evicted: dropped when its state is expired, full or has at least
+   * half its budget left (a fresh state differs from it by less than half a
+   * budget); kept aside when it has less than half left, in a second store
+   * of `ceil(maxKeys / 10)` keys that evicts the key with the most budget
+   * left first. So the store holds at most `maxKeys + ceil(maxKeys / 10)`
+   * keys, and a flood of new keys cannot hand a refused client its budget
+   * back: that takes `ceil(maxKeys / 10)` keys that have each spent their
+   * whole budget too (see `stores/eviction.ts`). Size it above the number of
+   * clients active within your longest window. `lru-cache` allocates its
+   * index for `maxKeys` up front (about 28 bytes per slot), so a very large
+   * bound costs memory and start-up time even when empty.
    * @default 100_000
    */
   maxKeys?: number;
@@ -38,7 +45,7 @@ export interface MemoryStore extends RateLimitStore {
   resetKey(key: string, namespace: string): void;
   /** Drops expired keys from the least recently used end. Returns how many were dropped. */
   prune(nowMs?: number): number;
-  /** How many keys are held. */
+  /** How many keys are held (in the LRU and kept aside). */
   readonly size: number;
   dispose(): void;
 }
@@ -112,7 +119,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const pruneIntervalMs = options.pruneIntervalMs ?? 60_000;
   assertNonNegative('pruneIntervalMs', pruneIntervalMs, ' of milliseconds');
 
-  const cache = new LRUCache<string, Entry>({ max: maxKeys });
+  // The clock of the decision being made, for judging what the LRU evicts during it.
+  let nowMs = 0;
+  const guarded = new GuardedKeys<Entry>(Math.ceil(maxKeys / 10));
+  const cache = new LRUCache<string, Entry>({
+    max: maxKeys,
+    dispose: (entry, key, reason) => {
+      if (reason === 'evict' && !expired(entry, nowMs)) guarded.keep(key, entry, budgetLeft(entry, nowMs));
+    },
+  });
   const getOptions: GetOptions = {};
   // The first (namespace, limit id) the store sees is its primary slot: keys
   // that only ever see it store their state bare, without a Slots wrapper.
@@ -162,10 +177,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return slots.empty ? undefined : slots;
   }
 
+  /** Moves a key kept aside back into the LRU. */
+  function rescue(key: string): Entry | undefined {
+    const entry = guarded.take(key);
+    if (entry !== undefined) cache.set(key, entry);
+    return entry;
+  }
+
   function evaluate(request: EvaluateRequest): Decision {
     const { key, namespace, limits, mode } = request;
-    const entry = cache.get(key, getOptions as object);
+    nowMs = request.nowMs;
+    let entry = cache.get(key, getOptions as object);
     getOptions.status = undefined;
+    if (entry === undefined && guarded.size > 0) entry = rescue(key);
     if (limits.length === 1 && mode !== 'refund') {
       // One limit: no per-limit arrays.
       const limit = limits[0]!;
@@ -208,6 +232,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     }
   }
 
+  /** The share (0–1) of budget a key has left at `atMs`: the least over its limits. */
+  function budgetLeft(entry: Entry, atMs: number): number {
+    const left = (state: LimitState | undefined, limit: ResolvedLimit | undefined) => {
+      if (state === undefined || limit === undefined) return 1;
+      const step = algorithms[limit.algorithm].step(state, limit, 0, atMs);
+      return step.tokensAfter / step.capacity;
+    };
+    if (!(entry instanceof Slots)) return left(entry, primaryLimit);
+    let least = left(entry.primary, primaryLimit);
+    for (let i = 0; i < entry.others.length; i += 2) least = Math.min(least, left(entry.others[i + 1] as LimitState, limitsBySlot.get(entry.others[i] as string)));
+    return least;
+  }
+
   function expired(entry: Entry, nowMs: number): boolean {
     const live = (state: LimitState | undefined, limit: ResolvedLimit | undefined) =>
       state !== undefined && limit !== undefined && algorithms[limit.algorithm].ttlMs(state, limit, nowMs) > 0;
@@ -233,6 +270,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       } else if (++liveRun >= 1_000) break;
     }
     for (const key of doomed) if (cache.delete(key)) dropped++;
+    const doomedAside: string[] = [];
+    for (const [key, entry] of guarded.entries()) if (expired(entry, nowMs)) doomedAside.push(key);
+    for (const key of doomedAside) if (guarded.delete(key)) dropped++;
     return dropped;
   }
 
@@ -245,7 +285,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     clock: 'caller',
     evaluate,
     resetKey(key, namespace) {
-      const entry = cache.get(key);
+      const entry = cache.get(key) ?? rescue(key);
       if (entry === undefined) return;
       let next: Entry | undefined = entry;
       for (const limit of knownLimits(namespace)) next = write(next, namespace, limit, undefined);
@@ -254,11 +294,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     },
     prune,
     get size() {
-      return cache.size;
+      return cache.size + guarded.size;
     },
     dispose() {
       if (timer !== undefined) clearInterval(timer);
       cache.clear();
+      guarded.clear();
     },
   };
 
