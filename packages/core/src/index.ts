@@ -43,6 +43,10 @@ export {
 // Client keys: IP grouping shared by every adapter.
 export { ipKeyGenerator } from './keys.js';
 
+// Events on node:diagnostics_channel (metrics, tracing, logs).
+export { CHANNELS } from './events.js';
+export type { DecisionEvent, MemoryEvictEvent, StoreErrorEvent } from './events.js';
+
 // RateLimit-* / Retry-After formatting shared by every adapter.
 export {
   assertPolicyName,

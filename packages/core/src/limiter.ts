@@ -1,5 +1,6 @@
 import type { Decision } from './decision.js';
 import { RateKitError, RateKitOptionError } from './errors.js';
+import { decisionChannel, storeErrorChannel } from './events.js';
 import { capacityOf, type LimitOptions, type ResolvedLimit, resolveLimit } from './limit.js';
 import { evaluatePolicy, type EvaluateMode } from './policy.js';
 import { memoryStore } from './stores/memory.js';
@@ -164,6 +165,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
 
   function run(mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined): MaybePromise<Decision> {
     if (typeof key !== 'string') throw new RateKitError('ERR_RATEKIT_KEY', `Expected the key to be a string, got ${typeof key}`);
+    if (decisionChannel.hasSubscribers) return observed(mode, key, call);
     const limits = limitsFor(call?.context as TContext);
     const request = { key, namespace, limits, cost: costOf(call), mode, nowMs: now() };
     let result: MaybePromise<Decision>;
@@ -176,19 +178,44 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     return withTimeout(result, storeTimeoutMs, store.name).catch((error) => recover(error, mode, key, call, limits, request.nowMs));
   }
 
+  /** {@link run} with a `ratekit:decision` subscriber: the same steps, timed and published. */
+  function observed(mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined): MaybePromise<Decision> {
+    const limits = limitsFor(call?.context as TContext);
+    const request = { key, namespace, limits, cost: costOf(call), mode, nowMs: now() };
+    const startedMs = performance.now();
+    const publish = (decision: Decision, fallback: boolean): Decision => {
+      const { policy, allowed, cost, remaining, retryAfterMs } = decision;
+      decisionChannel.publish({ prefix: namespace, key, mode, policy, allowed, cost, remaining, retryAfterMs, store: store.name, storeDurationMs: performance.now() - startedMs, fallback });
+      return decision;
+    };
+    const fall = (error: unknown) => then(recover(error, mode, key, call, limits, request.nowMs), (decision) => publish(decision, true));
+    let result: MaybePromise<Decision>;
+    try {
+      result = store.evaluate(request);
+    } catch (error) {
+      return fall(error);
+    }
+    if (!(result instanceof Promise)) return publish(result, false);
+    return withTimeout(result, storeTimeoutMs, store.name).then((decision) => publish(decision, false), fall);
+  }
+
   /** Throws the store error under `'throw'`; otherwise hands it to `onError` so it is never swallowed. */
-  function report(error: unknown): void {
+  function report(error: unknown, key: string): void {
     const wrapped =
       error instanceof RateKitError && error.code === 'ERR_RATEKIT_STORE'
         ? error
         : new RateKitError('ERR_RATEKIT_STORE', `The ${store.name} store failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    if (storeErrorChannel.hasSubscribers) {
+      const policy = typeof onStoreError === 'object' ? 'fallback' : onStoreError;
+      storeErrorChannel.publish({ prefix: namespace, key, store: store.name, error: wrapped, onStoreError: policy });
+    }
     if (onStoreError === 'throw') throw wrapped;
     onError(wrapped);
   }
 
   function resetKey(key: string, call: CallOptions<TContext> | undefined): MaybePromise<void> {
     const failed = (error: unknown): MaybePromise<void> => {
-      report(error);
+      report(error, key);
       if (typeof onStoreError === 'object') return onStoreError.reset(key, call);
     };
     let result: MaybePromise<void>;
@@ -209,7 +236,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     limits: readonly ResolvedLimit[],
     nowMs: number,
   ): MaybePromise<Decision> {
-    report(error);
+    report(error, key);
     if (typeof onStoreError === 'object') return onStoreError[mode](key, call);
     const fresh = evaluatePolicy(limits.map(() => undefined), limits, 0, 'peek', nowMs).decision;
     const allowed = onStoreError === 'allow';
@@ -317,6 +344,11 @@ function withTimeout<T>(promise: Promise<T>, timeoutMs: number, storeName: strin
     timer = setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The ${storeName} store did not answer within ${timeoutMs} ms`)), timeoutMs);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Applies `fn` now, or once the promise settles. */
+function then<T, U>(value: MaybePromise<T>, fn: (value: T) => U): MaybePromise<U> {
+  return value instanceof Promise ? value.then(fn) : fn(value);
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -53,6 +53,10 @@ export class GuardedKeys<V> {
     return dropped;
   }
 
+  has(key: string): boolean {
+    return this.#levelOf.has(key);
+  }
+
   /** Removes and returns a held key's value (to put it back in the LRU). */
   take(key: string): V | undefined {
     const level = this.#levelOf.get(key);

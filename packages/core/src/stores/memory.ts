@@ -5,6 +5,7 @@ import { type Decision, decideOne } from '../decision.js';
 import type { ResolvedLimit } from '../limit.js';
 import { evaluateLimit, evaluatePolicy, UNCHANGED } from '../policy.js';
 import { assertInteger, assertNonNegative } from '../validate.js';
+import { memoryEvictChannel } from '../events.js';
 import { GuardedKeys } from './eviction.js';
 import type { EvaluateRequest, RateLimitStore } from './types.js';
 
@@ -125,7 +126,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const cache = new LRUCache<string, Entry>({
     max: maxKeys,
     dispose: (entry, key, reason) => {
-      if (reason === 'evict' && !expired(entry, nowMs)) guarded.keep(key, entry, budgetLeft(entry, nowMs));
+      if (reason !== 'evict') return;
+      if (!expired(entry, nowMs)) guarded.keep(key, entry, budgetLeft(entry, nowMs));
+      if (memoryEvictChannel.hasSubscribers) memoryEvictChannel.publish({ key, keptAside: guarded.has(key), size: cache.size + guarded.size });
     },
   });
   const getOptions: GetOptions = {};

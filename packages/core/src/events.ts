@@ -1,0 +1,69 @@
+import diagnostics_channel from 'node:diagnostics_channel';
+import type { RateKitError } from './errors.js';
+
+/**
+ * Events on `node:diagnostics_channel`, as undici and Fastify publish theirs.
+ * Nothing is built or published while a channel has no subscriber, so the
+ * decision path costs one `hasSubscribers` read per call.
+ *
+ * @example
+ * ```ts
+ * import diagnostics_channel from 'node:diagnostics_channel';
+ * diagnostics_channel.subscribe('ratekit:decision', (event) => {
+ *   const e = event as DecisionEvent;
+ *   if (!e.allowed) console.log(`${e.key} refused by ${e.policy}, retry in ${e.retryAfterMs} ms`);
+ * });
+ * ```
+ */
+export const CHANNELS = {
+  /** Every `consume`, `peek` and `refund` decision: {@link DecisionEvent}. */
+  decision: 'ratekit:decision',
+  /** Every failed or timed-out store call: {@link StoreErrorEvent}. */
+  storeError: 'ratekit:store:error',
+  /** Every key the memory store's LRU evicts: {@link MemoryEvictEvent}. */
+  memoryEvict: 'ratekit:memory:evict',
+} as const;
+
+/** Published on `ratekit:decision` once a decision is made (by the store, or by `onStoreError` when it failed). */
+export interface DecisionEvent {
+  /** The limiter's `prefix` (its namespace in the store). */
+  readonly prefix: string;
+  readonly key: string;
+  readonly mode: 'consume' | 'peek' | 'refund';
+  /** The binding limit's policy name (the one that refused, or the closest to refusing). */
+  readonly policy: string;
+  readonly allowed: boolean;
+  readonly cost: number;
+  readonly remaining: number;
+  readonly retryAfterMs: number;
+  /** The store's `name` (`memory`, `redis`, …). */
+  readonly store: string;
+  /** How long the store call took, in ms (`performance.now()`); for a failed call, until it failed. */
+  readonly storeDurationMs: number;
+  /** True when the store failed and `onStoreError` (`'allow'`, `'deny'` or a fallback limiter) decided. */
+  readonly fallback: boolean;
+}
+
+/** Published on `ratekit:store:error` for every store failure, whatever `onStoreError` then does. */
+export interface StoreErrorEvent {
+  readonly prefix: string;
+  readonly key: string;
+  readonly store: string;
+  /** The error (code `ERR_RATEKIT_STORE`; the store's own error is its `cause`). */
+  readonly error: RateKitError;
+  /** What happens next: `throw` (the call rejects), `allow`, `deny` or `fallback` (a fallback limiter decides). */
+  readonly onStoreError: 'throw' | 'allow' | 'deny' | 'fallback';
+}
+
+/** Published on `ratekit:memory:evict` when the memory store's LRU evicts a key. */
+export interface MemoryEvictEvent {
+  readonly key: string;
+  /** True when the key was kept aside (less than half its budget left); false when dropped. */
+  readonly keptAside: boolean;
+  /** Keys held after the eviction (the LRU and those kept aside). */
+  readonly size: number;
+}
+
+export const decisionChannel = diagnostics_channel.channel(CHANNELS.decision);
+export const storeErrorChannel = diagnostics_channel.channel(CHANNELS.storeError);
+export const memoryEvictChannel = diagnostics_channel.channel(CHANNELS.memoryEvict);
