@@ -2,9 +2,10 @@
  * Options that only @ratekit/fastify has. A registration that gives none of
  * them (and no ratekit `store`) is a @fastify/rate-limit registration and
  * behaves as @fastify/rate-limit 11 does (src/compat/); one that gives any
- * of them runs on @ratekit/core (ratekit mode).
+ * of them runs on @ratekit/core (ratekit mode). `storeTimeoutMs` works in
+ * both modes, so it does not choose one.
  */
-export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders', 'onStoreError', 'storeTimeoutMs', 'now'] as const;
+export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders', 'onStoreError', 'now'] as const;
 
 /**
  * True when the plugin's options opt into ratekit mode: a ratekit-only

@@ -172,4 +172,21 @@ describe('a registration with only @fastify/rate-limit 11 options answers as @fa
     ]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 429, 200]);
   });
+
+  it.each([
+    [false, 500],
+    [true, 200],
+  ])('a store that never answers fails the call after storeTimeoutMs instead of hanging (skipOnError: %s → %i)', async (skipOnError, status) => {
+    class SilentStore {
+      incr() {}
+      child() {
+        return this;
+      }
+    }
+    const app = Fastify();
+    await app.register(fastifyRateLimit, { max: 1, store: SilentStore, skipOnError, storeTimeoutMs: 50 } as never);
+    app.get('/', async () => 'ok');
+    expect((await app.inject('/')).statusCode).toBe(status);
+    await app.close();
+  });
 });

@@ -129,8 +129,9 @@ function hookOf(limiter: Limiter) {
  * One check, upstream's steps in order: the key (`keyGenerator`, or the
  * client IP grouped by `ipv6Subnet`), plus the route's `groupId`; the allow
  * list; `max` and `timeWindow` (functions are called now); the store's
- * `incr` (or `read` for `increment: false`). A store error is thrown, or
- * with `skipOnError` counts as no hits.
+ * `incr` (or `read` for `increment: false`). A store error, or no answer
+ * within `storeTimeoutMs` (ratekit's addition: a request never hangs on a
+ * dead store), is thrown, or with `skipOnError` counts as no hits.
  *
  * @throws {Error} the store's error (without `skipOnError`); a `read`-less store asked to peek
  * @throws {RateKitError} `ERR_RATEKIT_KEY` when the default key finds no `request.ip`
@@ -152,7 +153,15 @@ async function check(limiter: Limiter, request: FastifyRequest, increment: boole
   }
   try {
     result = await new Promise<StoreResult>((resolve, reject) => {
-      const done = (error: Error | null, answer?: StoreResult) => (error ? reject(error) : resolve(answer!));
+      const timer =
+        params.storeTimeoutMs === Number.POSITIVE_INFINITY
+          ? undefined
+          : setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The rate-limit store did not answer within ${params.storeTimeoutMs} ms`)), params.storeTimeoutMs);
+      const done = (error: Error | null, answer?: StoreResult) => {
+        clearTimeout(timer);
+        if (error) reject(error);
+        else resolve(answer!);
+      };
       if (increment) store.incr(key as string, done, timeWindow, max);
       else store.read!(key as string, done, timeWindow, max);
     });
