@@ -1,5 +1,6 @@
 import { RateKitError, RateKitOptionError } from '@ratekit/core';
 import { rateKitOptionsIn } from '../mode.js';
+import type { AllowListedResult, LimitedResult } from '../types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { LocalStore } from './local-store.js';
 import { normalizeIP } from './normalize-ip.js';
@@ -8,24 +9,11 @@ import { DEFAULT_NAMESPACE, type IoRedisLike, RedisStore } from './redis-store.j
 import { defaultErrorResponse, errorContext, type Exceeded, writePassHeaders, writeRefusalHeaders } from './responses.js';
 import { type FastifyRateLimitStore, isStoreClass, type StoreResult } from './store-contract.js';
 
-/** `createRateLimit()`'s answer for an allow-listed key. */
-export interface CompatAllowed {
-  isAllowed: true;
-  key: unknown;
-}
+/** `createRateLimit()`'s answer for an allow-listed key; the key as `keyGenerator` returned it. */
+export type CompatAllowed = Omit<AllowListedResult, 'key'> & { key: unknown };
 
-/** `createRateLimit()`'s answer for a counted key, as @fastify/rate-limit 11 gives it. */
-export interface CompatCounted {
-  isAllowed: false;
-  key: unknown;
-  max: number;
-  timeWindow: number;
-  remaining: number;
-  ttl: number;
-  ttlInSeconds: number;
-  isExceeded: boolean;
-  isBanned: boolean;
-}
+/** `createRateLimit()`'s answer for a counted key, exactly @fastify/rate-limit 11's fields (no `decision`). */
+export type CompatCounted = Omit<LimitedResult, 'key' | 'decision'> & { key: unknown };
 
 /** One limiter: its options and its store (the plugin's, or a `child()` of it). */
 interface Limiter {
