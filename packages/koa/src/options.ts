@@ -18,15 +18,20 @@ import {
   resolveHeaderOptions,
   type StandardHeaders,
 } from '@ratekit/core';
+import type { IoRedisLike } from './compat/redis-driver.js';
 
 /** What `id` may return: a key, or `false` to let the request through without limiting it. */
 export type KeyResult = string | number | false;
 
 /**
- * Options of {@link ratelimit}. The first group follows koa-ratelimit 6 option for
- * option; the second is ratekit's own. Every option is checked when the
- * middleware is built, and a bad one throws a {@link RateKitOptionError}
- * (code `ERR_RATEKIT_INVALID_OPTION`) naming it.
+ * Options of {@link ratelimit}. The first group is koa-ratelimit 6's,
+ * option for option; the second is ratekit's own, and giving any of them
+ * (but `storeTimeoutMs` and `maxKeys`, which work in both) selects ratekit
+ * mode. In koa-ratelimit mode the options are read as koa-ratelimit reads
+ * them (unknown ones ignored, with a process warning). In ratekit mode
+ * every option is checked when the middleware is built, and a bad one
+ * throws a {@link RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`)
+ * naming it.
  *
  * `TContext` is the Koa context type the callbacks receive.
  */
@@ -34,29 +39,42 @@ export interface RateLimitOptions<TContext> {
   // ----- koa-ratelimit 6 -----
 
   /**
-   * Where state lives, as in koa-ratelimit. Only `'memory'` is available:
-   * the state is held by ratekit's bounded in-memory store (see `db`). For
-   * Redis, or any other backend, pass a {@link RateLimitStore} as `store`.
-   * Unlike koa-ratelimit, `'memory'` is the default.
-   * @default 'memory'
+   * Where state lives, as in koa-ratelimit. `'redis'`: koa-ratelimit's
+   * sliding log, a sorted set per `<namespace>:<id>` on the ioredis client
+   * `db`. `'memory'`: koa-ratelimit's fixed windows, in the `Map` `db` (or a
+   * Map of the middleware's own), bounded by `maxKeys`.
+   * In ratekit mode only `'memory'` is accepted (pass a {@link RateLimitStore}
+   * as `store` for Redis).
+   * @default 'redis' when `db` is an ioredis client, otherwise 'memory'
    */
-  driver?: 'memory';
+  driver?: 'memory' | 'redis';
   /**
-   * koa-ratelimit's memory database: a `Map`. Accepted for drop-in
-   * compatibility, but the `Map` holds no state and stays empty. Middlewares
-   * given the same `Map` share one bounded in-memory store (and, with the
-   * same `namespace`, one set of counters), as they shared the `Map` in
-   * koa-ratelimit. Without `db`, each middleware has its own bounded store.
+   * koa-ratelimit's database: an ioredis client (`Redis` or `Cluster`) for
+   * the `'redis'` driver, a `Map` for `'memory'`. In koa-ratelimit mode the
+   * Map holds koa-ratelimit's own entries (`<namespace>:<id>` →
+   * `{ id, reset, remaining, total }`), so `db.clear()` resets every count.
+   * In ratekit mode the Map holds no state: middlewares given the same Map
+   * share one bounded in-memory store.
    */
-  db?: Map<unknown, unknown>;
+  db?: Map<unknown, unknown> | IoRedisLike;
   /** The window, in milliseconds. Ignored when `limits` is given. @default 3_600_000 (1 hour, as koa-ratelimit) */
   duration?: number;
   /** Requests allowed per `duration` and key. Ignored when `limits` is given. @default 2500 (as koa-ratelimit) */
   max?: number;
   /**
+   * The most keys the in-memory state holds (ratekit's addition; works in
+   * both modes). koa-ratelimit mode: when a new window would make the `db`
+   * Map hold more, the oldest windows are deleted first. ratekit mode:
+   * @ratekit/core's memory store bound (see `MemoryStoreOptions.maxKeys`).
+   * @default 100_000 in koa-ratelimit mode; the core's default in ratekit mode
+   */
+  maxKeys?: number;
+  /**
    * The key of a request. Return `false` to let the request through
-   * unlimited (no headers). A number is used as its decimal string. May
-   * return a Promise. Throwing, or returning anything else (`undefined`,
+   * unlimited (no headers). A number is used as its decimal string.
+   * koa-ratelimit mode: synchronous, called before `whitelist` and
+   * `blacklist`, default `ctx.ip` as is; a falsy key fails the request (500).
+   * ratekit mode: may return a Promise. Throwing, or returning anything else (`undefined`,
    * `''`, `null`), fails the request with a `RateKitError` of code
    * `ERR_RATEKIT_KEY` (status 500); the next request is served normally.
    * @default the client IP, `ipKeyGenerator(ctx.ip)` from @ratekit/core (IPv6 grouped by /56). `ctx.ip` honours `app.proxy`.
@@ -86,7 +104,8 @@ export interface RateLimitOptions<TContext> {
   /**
    * The body of a refusal: a string (sent as text), an object (sent as
    * JSON), or a function of the context and decision returning either.
-   * @default 'Too many requests, please try again later.' (@ratekit/core's `DEFAULT_REFUSAL_MESSAGE`, the same bytes as every ratekit adapter and express-rate-limit; koa-ratelimit said `Rate limit exceeded, retry in <time>.`)
+   * koa-ratelimit mode: any body value (a function is not called).
+   * @default koa-ratelimit mode: `Rate limit exceeded, retry in <ms long>.` (as koa-ratelimit, e.g. `retry in 59 minutes.`); ratekit mode: 'Too many requests, please try again later.' (@ratekit/core's `DEFAULT_REFUSAL_MESSAGE`)
    */
   errorMessage?: string | object | ((ctx: TContext, decision: Decision) => string | object);
   /** The status of a refusal, 400–599. @default 429 */
@@ -103,8 +122,11 @@ export interface RateLimitOptions<TContext> {
   throw?: boolean;
   /**
    * Called on each refusal, after status, body and headers are set (in
-   * `throw` mode: just before the throw). It may change the response. May
-   * return a Promise, which is awaited.
+   * `throw` mode: just before the throw). It may change the response.
+   * koa-ratelimit mode: called as `onLimited(ctx)` (no decision) and not
+   * awaited, as koa-ratelimit; a Promise it returns that rejects is reported
+   * with `ctx.app.emit('error', error, ctx)`. ratekit mode: a Promise it
+   * returns is awaited.
    */
   onLimited?: (ctx: TContext, decision: Decision) => void | Promise<void>;
 
@@ -139,7 +161,13 @@ export interface RateLimitOptions<TContext> {
   store?: RateLimitStore;
   /** What a failing store turns into: `'throw'` (status 500), `'allow'`, `'deny'` or a fallback limiter. @default 'throw' */
   onStoreError?: 'throw' | 'allow' | 'deny' | Limiter<any>;
-  /** The longest an asynchronous store call may take, in ms. @default 1_000 */
+  /**
+   * The longest an asynchronous store call may take, in ms (1 to 2³¹ − 1, or
+   * `Infinity`); works in both modes. koa-ratelimit mode: each Redis call,
+   * which then fails the request with `ERR_RATEKIT_STORE` (500; koa-ratelimit
+   * waits for ever). ratekit mode: handled by `onStoreError`.
+   * @default 1_000
+   */
   storeTimeoutMs?: number;
   /** Receives store failures handled by `onStoreError`. @default console.error */
   onError?: (error: RateKitError) => void;
@@ -173,7 +201,7 @@ export interface ResolvedOptions<TContext> {
 
 const KNOWN = new Set([
   'driver', 'db', 'duration', 'max', 'id', 'namespace', 'headers', 'disableHeader', 'whitelist', 'blacklist',
-  'errorMessage', 'status', 'throw', 'onLimited', 'algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders',
+  'errorMessage', 'status', 'throw', 'onLimited', 'maxKeys', 'algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders',
   'store', 'onStoreError', 'storeTimeoutMs', 'onError', 'now',
 ]);
 
@@ -274,20 +302,22 @@ function resolveLimits<TContext>(options: RateLimitOptions<TContext>): LimitsOpt
 function resolveStore<TContext>(options: RateLimitOptions<TContext>): RateLimitStore {
   const { driver, db, store } = options;
   if (driver !== undefined && driver !== 'memory') {
-    throw new RateKitOptionError('driver', "'memory' (for Redis or any other backend, pass a RateLimitStore as `store`)", driver);
+    throw new RateKitOptionError('driver', "'memory' in ratekit mode (for Redis, pass a RateLimitStore such as @ratekit/redis's as `store`, or drop the ratekit options to run koa-ratelimit's Redis driver)", driver);
   }
+  const maxKeys = options.maxKeys;
+  if (maxKeys !== undefined && store !== undefined) throw new RateKitOptionError('maxKeys', 'unset when `store` is given', maxKeys);
   if (store !== undefined) {
     if (db !== undefined) throw new RateKitOptionError('db', 'unset when `store` is given', db);
     if (driver !== undefined) throw new RateKitOptionError('driver', 'unset when `store` is given', driver);
     return store; // createLimiter checks its shape
   }
-  if (db === undefined) return memoryStore();
+  if (db === undefined) return memoryStore(maxKeys === undefined ? {} : { maxKeys });
   if (!(db instanceof Map)) {
     throw new RateKitOptionError('db', 'a Map (the memory driver; for Redis, pass a RateLimitStore as `store`)', db);
   }
   let shared = storesByDb.get(db);
   if (shared === undefined) {
-    shared = memoryStore();
+    shared = memoryStore(maxKeys === undefined ? {} : { maxKeys });
     storesByDb.set(db, shared);
   }
   return shared;

@@ -11,6 +11,8 @@ import {
   rateLimitHeaders,
 } from '@ratekit/core';
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa';
+import { compatRatelimit, type KoaRatelimitMiddleware } from './compat/middleware.js';
+import { isRateKitMode, type RateKitOptionName } from './mode.js';
 import { type KeyResult, type RateLimitOptions, resolveOptions } from './options.js';
 
 /** What the middleware puts on `ctx.state`: the decision of the last ratekit middleware the request went through. */
@@ -27,49 +29,78 @@ export type RateLimitMiddleware<StateT = DefaultState, ContextT = DefaultContext
 };
 
 /**
- * Koa middleware that rate-limits requests, with koa-ratelimit 6's options
- * (`driver`/`db`, `duration`, `max`, `id`, `namespace`, `headers`,
- * `disableHeader`, `whitelist`, `blacklist`, `errorMessage`, `status`,
- * `throw`, `onLimited`) and ratekit's (`algorithm`, several `limits`,
- * dynamic limits, `cost`, `standardHeaders`, `store`, `onStoreError`).
+ * Options that choose ratekit mode: {@link RateLimitOptions} with at least
+ * one ratekit-only option (`algorithm`, `limits`, `cost`,
+ * `standardHeaders`, `legacyHeaders`, `store`, `onStoreError`, `onError`,
+ * `now`).
+ */
+export type RateKitModeOptions<TContext> = RateLimitOptions<TContext> &
+  { [K in RateKitOptionName]-?: Required<Pick<RateLimitOptions<TContext>, K>> }[RateKitOptionName];
+
+/**
+ * Koa rate-limiting middleware, in one of two modes chosen by its options.
  *
- * Per request, in order: `blacklist` (true → `ctx.throw(403, 'Forbidden')`),
- * `whitelist` (true → pass, uncounted, no headers), `id` (`false` → the same),
- * then one decision of the limiter. The decision is put on
- * `ctx.state.rateLimit` and the headers (from @ratekit/core's header module)
- * are set. An admitted request goes on to `next()` (held first for the
- * `delay` algorithm's `delayMs`); a refused one is answered with `status`
- * (429) and `errorMessage`, or thrown in `throw` mode, and `next()` is not
- * called. With the in-memory store the decision is synchronous: nothing is
- * awaited but `next()`.
+ * **koa-ratelimit mode** (only koa-ratelimit 6's options: `driver`, `db`,
+ * `duration`, `max`, `id`, `namespace`, `headers`, `disableHeader`,
+ * `whitelist`, `blacklist`, `errorMessage`, `status`, `throw`,
+ * `onLimited`; plus `storeTimeoutMs` and `maxKeys`): behaves as
+ * koa-ratelimit 6, same headers, bytes, order and state: the memory
+ * driver's state lives in the `db` Map (bounded by `maxKeys`, default
+ * 100 000), the Redis driver's in koa-ratelimit's own sorted sets
+ * (`<namespace>:<id>`) on the ioredis client `db`, so old and new instances
+ * share counts during a rolling deploy. Without `driver`, a Redis client as
+ * `db` selects `'redis'`, anything else `'memory'`. The default refusal is
+ * 429 `Rate limit exceeded, retry in <ms long>.` (see src/compat/).
  *
- * Headers and the default body come from @ratekit/core (`rateLimitHeaders`,
- * `DEFAULT_REFUSAL_MESSAGE`), so every ratekit adapter sends the same bytes
- * for the same decision. Differences from koa-ratelimit: state always lives
- * in a bounded store (without `db` too); `X-RateLimit-Reset` is whole epoch
- * seconds, rounded up; `Retry-After` is rounded up and at least 1; the
- * default body is `Too many requests, please try again later.`;
- * `ctx.state.rateLimit` is the decision, set on every limited request.
+ * **ratekit mode** (any of ratekit's options: `algorithm`, `limits`,
+ * `cost`, `standardHeaders`, `legacyHeaders`, `store`, `onStoreError`,
+ * `onError`, `now`): runs on @ratekit/core. Per request, in order:
+ * `blacklist` (true → `ctx.throw(403, 'Forbidden')`), `whitelist` (true →
+ * pass, uncounted, no headers), `id` (`false` → the same), then one
+ * decision of the limiter, put on `ctx.state.rateLimit`, with headers from
+ * @ratekit/core's header module. An admitted request goes on to `next()`
+ * (held first for the `delay` algorithm's `delayMs`); a refused one is
+ * answered with `status` (429) and `errorMessage` (default
+ * @ratekit/core's `DEFAULT_REFUSAL_MESSAGE`), or thrown in `throw` mode.
+ * `X-RateLimit-Reset` is whole epoch seconds rounded up; `Retry-After` is
+ * rounded up and at least 1.
  *
  * @throws {RateKitOptionError} when built with a bad option (code `ERR_RATEKIT_INVALID_OPTION`).
  * Per request, the middleware rejects with a `RateKitError` of code
- * `ERR_RATEKIT_KEY` when `id` throws or returns no usable key, and
- * `ERR_RATEKIT_STORE` when the store fails under `onStoreError: 'throw'`;
- * Koa answers both with 500.
- * @see https://github.com/koajs/ratelimit (the options this follows)
+ * `ERR_RATEKIT_STORE` when the store (or Redis) fails or does not answer
+ * within `storeTimeoutMs` (default 1 s), and in ratekit mode
+ * `ERR_RATEKIT_KEY` when `id` throws or returns no usable key; Koa
+ * answers them with 500.
+ * @see https://github.com/koajs/ratelimit (the options and behaviour koa-ratelimit mode follows)
  * @example
  * ```ts
  * import Koa from 'koa';
- * import { ratelimit } from '@ratekit/koa';
+ * import { Redis } from 'ioredis';
+ * import { ratelimit } from '@ratekit/koa'; // was: import ratelimit from 'koa-ratelimit'
  *
  * const app = new Koa();
- * app.proxy = true; // only behind a proxy you trust: keys come from ctx.ip
- * app.use(ratelimit({ duration: 60_000, max: 100, standardHeaders: 'draft-8' }));
- * app.use((ctx) => { ctx.body = 'hello'; });
+ * // koa-ratelimit mode: the same keys and counts as koa-ratelimit 6.
+ * app.use(ratelimit({ driver: 'redis', db: new Redis(), duration: 60_000, max: 100 }));
+ * // ratekit mode: a token bucket on @ratekit/core.
+ * app.use(ratelimit({ algorithm: 'token-bucket', duration: 60_000, max: 100, standardHeaders: 'draft-8' }));
  * ```
  */
 export function ratelimit<StateT = DefaultState, ContextT = DefaultContext>(
+  options: RateKitModeOptions<ParameterizedContext<StateT, ContextT>>,
+): RateLimitMiddleware<StateT, ContextT>;
+export function ratelimit<StateT = DefaultState, ContextT = DefaultContext>(
   options?: RateLimitOptions<ParameterizedContext<StateT, ContextT>>,
+): KoaRatelimitMiddleware<StateT, ContextT>;
+export function ratelimit<StateT = DefaultState, ContextT = DefaultContext>(
+  options?: RateLimitOptions<ParameterizedContext<StateT, ContextT>>,
+): RateLimitMiddleware<StateT, ContextT> | KoaRatelimitMiddleware<StateT, ContextT> {
+  if (!isRateKitMode(options)) return compatRatelimit<StateT, ContextT>((options ?? {}) as Record<string, unknown>);
+  return rateKitRatelimit<StateT, ContextT>(options);
+}
+
+/** ratekit mode: the middleware on @ratekit/core. */
+function rateKitRatelimit<StateT, ContextT>(
+  options: RateLimitOptions<ParameterizedContext<StateT, ContextT>> | undefined,
 ): RateLimitMiddleware<StateT, ContextT> {
   type Ctx = ParameterizedContext<StateT, ContextT>;
   const resolved = resolveOptions(options);
