@@ -1,0 +1,247 @@
+import Koa from 'koa';
+import Koa2 from 'koa2';
+import request from 'supertest';
+import { ratelimit } from '../rate-limit.js';
+import type { MemoryEntry } from './memory-driver.js';
+
+// The incumbent, for side-by-side specifications: same options, same requests, same answers.
+const upstream = require('koa-ratelimit') as (options: Record<string, unknown>) => Koa.Middleware;
+
+const T0 = 1_700_000_000_000; // a whole second
+
+type Factory = (options: Record<string, unknown>) => Koa.Middleware;
+const ours: Factory = (options) => ratelimit(options as never) as unknown as Koa.Middleware;
+
+/** An app with `middleware` before an `ok` handler; counts handled requests and collects app errors. */
+function harness(App: typeof Koa, ...middleware: Koa.Middleware[]) {
+  const app = new App();
+  const seen = { handled: 0, errors: [] as unknown[], states: [] as unknown[] };
+  app.on('error', (error) => seen.errors.push(error));
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      seen.states.push(ctx.state.rateLimit);
+    }
+  });
+  for (const m of middleware) app.use(m);
+  app.use((ctx) => {
+    seen.handled++;
+    ctx.body = 'ok';
+  });
+  return { app, seen, get: (path = '/') => request(app.callback()).get(path) };
+}
+
+/** What a client sees of a response, the reset header reduced to whole seconds (it carries the clock's fraction). */
+function seen(res: request.Response, resetName = 'x-ratelimit-reset') {
+  const headers = Object.fromEntries(
+    Object.entries(res.headers as Record<string, string>).filter(([name]) => /ratelimit|retry-after|rate-limit/.test(name)),
+  );
+  if (headers[resetName] !== undefined) headers[resetName] = String(Math.floor(Number(headers[resetName])));
+  return { status: res.status, text: res.text, headers };
+}
+
+describe.each([
+  ['Koa 2', Koa2],
+  ['Koa 3', Koa],
+] as const)("koa-ratelimit mode (only koa-ratelimit's options) on %s", (_version, App) => {
+  describe('answers as koa-ratelimit 6 does, request for request', () => {
+    it.each([
+      ['the memory driver on a db Map', { driver: 'memory', max: 3, duration: 60_000 }],
+      ['custom header names, status and message', { driver: 'memory', max: 2, headers: { remaining: 'Rate-Remaining', total: 'Rate-Total' }, status: 503, errorMessage: 'Slow down.' }],
+      ['disableHeader', { driver: 'memory', max: 1, disableHeader: true }],
+      ['an object errorMessage (sent as JSON)', { driver: 'memory', max: 1, errorMessage: { error: 'rate_limited' } }],
+      ['a custom id', { driver: 'memory', max: 1, id: (ctx: Koa.Context) => ctx.get('x-user') || false }],
+    ])('%s', async (_name, options) => {
+      const theirs = harness(App, upstream({ ...options, db: new Map() }));
+      const mine = harness(App, ours({ ...options, db: new Map() }));
+      for (let i = 0; i < 5; i++) {
+        const [a, b] = [await theirs.get().set('x-user', 'ann'), await mine.get().set('x-user', 'ann')];
+        expect(seen(b)).toEqual(seen(a));
+      }
+      expect(mine.seen.handled).toBe(theirs.seen.handled);
+    });
+  });
+
+  describe('the default refusal', () => {
+    // Only Date is faked: the clock stands still unless moved, and supertest's own timers run.
+    beforeEach(() => jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'hrtime'] }));
+    afterEach(() => jest.useRealTimers());
+
+    it('is 429 `Rate limit exceeded, retry in <ms long>.` (ms rounded by the ms package), with Retry-After in whole seconds, truncated', async () => {
+      const { get } = harness(App, ours({ driver: 'memory', db: new Map(), max: 1, duration: 60_000 }));
+      const admitted = await get().expect(200).expect('X-RateLimit-Remaining', '0').expect('X-RateLimit-Limit', '1');
+      expect(admitted.headers['x-ratelimit-reset']).toBe(String(T0 / 1000 + 60));
+      jest.setSystemTime(T0 + 30_500);
+      const refused = await get();
+      expect(refused.status).toBe(429);
+      expect(refused.text).toBe('Rate limit exceeded, retry in 30 seconds.');
+      expect(refused.headers['retry-after']).toBe('29');
+      expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+      jest.setSystemTime(T0 + 59_600);
+      const last = await get();
+      expect([last.text, last.headers['retry-after']]).toEqual(['Rate limit exceeded, retry in 400 ms.', '0']);
+    });
+
+    it('puts koa-ratelimit\'s { after, headers, id, message } on ctx.state.rateLimit, and nothing on admitted requests', async () => {
+      const { get, seen: s } = harness(App, ours({ db: new Map(), max: 1, duration: 10_000, id: () => 'ann' }));
+      await get();
+      jest.setSystemTime(T0 + 1);
+      await get();
+      expect(s.states[0]).toBeUndefined();
+      expect(s.states[1]).toEqual({
+        after: 9,
+        headers: { 'X-RateLimit-Remaining': 0, 'X-RateLimit-Reset': T0 / 1000 + 10, 'X-RateLimit-Limit': 1 },
+        id: 'ann',
+        message: 'Rate limit exceeded, retry in 10 seconds.',
+      });
+    });
+
+    it('with `throw`, is thrown with the headers and Retry-After on the error, for Koa or the app to answer', async () => {
+      const errors: Array<{ status: number; message: string; headers: Record<string, unknown> }> = [];
+      const app = new App();
+      app.use(async (ctx, next) => {
+        try {
+          await next();
+        } catch (error) {
+          errors.push(error as never);
+          throw error;
+        }
+      });
+      app.on('error', () => {});
+      app.use(ours({ db: new Map(), max: 1, duration: 5_000, throw: true }));
+      app.use((ctx) => {
+        ctx.body = 'ok';
+      });
+      await request(app.callback()).get('/').expect(200);
+      jest.setSystemTime(T0 + 1);
+      const res = await request(app.callback()).get('/');
+      expect([res.status, res.text, res.headers['x-ratelimit-remaining'], res.headers['retry-after']]).toEqual([429, 'Rate limit exceeded, retry in 5 seconds.', '0', '4']);
+      expect(errors[0]).toMatchObject({ status: 429, message: 'Rate limit exceeded, retry in 5 seconds.', headers: { 'X-RateLimit-Remaining': 0, 'X-RateLimit-Limit': 1, 'Retry-After': 4 } });
+    });
+  });
+
+  describe('the memory driver', () => {
+    it("keeps koa-ratelimit's entries in the db Map, so db.clear() resets every count", async () => {
+      const db = new Map();
+      const { get } = harness(App, ours({ driver: 'memory', db, max: 2, id: () => 'ann' }));
+      await get().expect(200);
+      await get().expect(200);
+      await get().expect(429);
+      const entry = db.get('limit:ann') as MemoryEntry;
+      expect(entry).toEqual({ id: 'ann', reset: expect.any(Number), remaining: 0, total: 2 });
+      db.clear();
+      await get().expect(200);
+    });
+
+    it('shares counts with koa-ratelimit on one Map (same keys, same entries)', async () => {
+      const db = new Map();
+      const theirs = harness(App, upstream({ driver: 'memory', db, max: 3 }));
+      const mine = harness(App, ours({ driver: 'memory', db, max: 3 }));
+      const statuses = [];
+      for (const app of [theirs, mine, theirs, mine, theirs]) statuses.push((await app.get()).status);
+      expect(statuses).toEqual([200, 200, 200, 429, 429]);
+    });
+
+    it('keeps state without a db (koa-ratelimit builds a new Map per request there, and never limits)', async () => {
+      const { get } = harness(App, ours({ driver: 'memory', max: 1 }));
+      await get().expect(200);
+      await get().expect(429);
+    });
+
+    it('holds at most maxKeys keys, dropping the oldest windows first', async () => {
+      const db = new Map();
+      const { app } = harness(App, ours({ db, max: 1, maxKeys: 3, id: (ctx: Koa.Context) => ctx.get('x-user') }));
+      for (const user of ['a', 'b', 'c', 'd']) await request(app.callback()).get('/').set('x-user', user).expect(200);
+      expect([...db.keys()]).toEqual(['limit:b', 'limit:c', 'limit:d']);
+      await request(app.callback()).get('/').set('x-user', 'd').expect(429);
+    });
+
+    it('opens a new window once the old one has ended', async () => {
+      const db = new Map();
+      const { get } = harness(App, ours({ db, max: 1, duration: 40, id: () => 'ann' }));
+      await get().expect(200);
+      await get().expect(429);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      await get().expect(200);
+    });
+  });
+
+  describe('per request, in koa-ratelimit\'s order', () => {
+    it('calls id, then whitelist, then blacklist; blacklisted → 403 even when whitelisted', async () => {
+      const calls: string[] = [];
+      const { get, seen: s } = harness(
+        App,
+        ours({
+          db: new Map(),
+          id: () => (calls.push('id'), 'ann'),
+          whitelist: async () => (calls.push('whitelist'), true),
+          blacklist: () => (calls.push('blacklist'), true),
+        }),
+      );
+      await get().expect(403, 'Forbidden');
+      expect(calls).toEqual(['id', 'whitelist', 'blacklist']);
+      expect(s.handled).toBe(0);
+    });
+
+    it('passes whitelisted requests and id → false uncounted and without headers', async () => {
+      const db = new Map();
+      const { get } = harness(App, ours({ db, max: 1, whitelist: (ctx: Koa.Context) => ctx.get('x-admin') === 'yes' }), ours({ db, namespace: 'b', max: 1, id: () => false }));
+      for (let i = 0; i < 3; i++) {
+        const res = await get().set('x-admin', 'yes').expect(200);
+        expect(res.headers['x-ratelimit-remaining']).toBeUndefined();
+      }
+      expect(db.size).toBe(0);
+    });
+
+    it('fails the request (500) when id returns no key, as koa-ratelimit does', async () => {
+      const { get, seen: s } = harness(App, ours({ db: new Map(), id: () => '' }));
+      await get().expect(500);
+      expect(s.errors).toHaveLength(1);
+    });
+  });
+
+  describe('onLimited', () => {
+    it('is called with ctx on refusals, after status, body and headers, and may change the response', async () => {
+      const { get } = harness(App, ours({ db: new Map(), max: 1, onLimited: (ctx: Koa.Context) => void (ctx.body = { limited: ctx.status }) }));
+      await get().expect(200);
+      await get().expect(429, { limited: 429 });
+    });
+
+    it('reports a rejection it returns on the app\'s error event (koa-ratelimit leaves an unhandled rejection)', async () => {
+      const { get, seen: s } = harness(App, ours({ db: new Map(), max: 1, onLimited: async () => Promise.reject(new Error('audit log down')) }));
+      await get().expect(200);
+      await get().expect(429);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(s.errors).toEqual([new Error('audit log down')]);
+    });
+  });
+});
+
+describe('mode', () => {
+  it('is koa-ratelimit mode with only its options, and warns about options it does not know', () => {
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    try {
+      const middleware = ratelimit({ db: new Map(), onLimit: () => {} } as never);
+      expect('limiter' in middleware).toBe(false);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('`onLimit`'), expect.objectContaining({ code: 'RATEKIT_KOA_UNKNOWN_OPTION' }));
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it.each([['algorithm', { algorithm: 'gcra' }], ['standardHeaders', { standardHeaders: 'draft-8' }], ['now', { now: Date.now }]])('is ratekit mode as soon as a ratekit option is given (%s)', (_name, extra) => {
+    expect(ratelimit({ max: 1, ...(extra as object) })).toHaveProperty('limiter');
+  });
+
+  it.each([
+    [{ driver: 'redis' }, 'db'],
+    [{ driver: 'redis', db: new Map() }, 'db'],
+    [{ driver: 'memory', db: {} }, 'db'],
+    [{ driver: 'mongo' }, 'driver'],
+    [{ storeTimeoutMs: 0 }, 'storeTimeoutMs'],
+    [{ maxKeys: 0 }, 'maxKeys'],
+  ])('refuses a driver that cannot work when built (%j; koa-ratelimit fails every request)', (options, option) => {
+    expect(() => ratelimit(options as never)).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option }));
+  });
+});
