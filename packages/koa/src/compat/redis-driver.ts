@@ -35,12 +35,17 @@ return {max - used, resetSeconds, max}
 
 const COMMAND = 'ratekitKoaRatelimit';
 
-/** The part of an ioredis client the Redis driver uses: `defineCommand`, the command it defines, and `del`. */
+/**
+ * An ioredis client (`Redis` or `Cluster`), as the `'redis'` driver's `db`:
+ * the driver defines its script with `defineCommand` and calls it, and
+ * `resetKey` calls `del`.
+ */
 export interface IoRedisLike {
   defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
-  del(key: string): Promise<unknown>;
-  [command: string]: unknown;
 }
+
+/** What the driver calls on the client once its command is defined. */
+type Commands = Record<string, unknown> & { del(key: string): Promise<unknown> };
 
 /** True when `db` looks like an ioredis client (it can define a script command). */
 export function isIoRedis(db: unknown): db is IoRedisLike {
@@ -59,19 +64,19 @@ type ScriptCommand = (key: string, nowMs: string, durationMs: string, max: strin
  * @param nowMs - the clock, Unix epoch ms with a fraction (default: `performance.timeOrigin + performance.now()`, as upstream's microsecond clock)
  */
 export class RedisDriver implements Driver {
-  readonly #redis: IoRedisLike;
+  readonly #redis: Commands;
   readonly #max: string;
   readonly #durationMs: string;
   readonly #timeoutMs: number;
   readonly #now: () => number;
 
   constructor(redis: IoRedisLike, max: number, durationMs: number, timeoutMs: number, now: () => number = () => performance.timeOrigin + performance.now()) {
-    this.#redis = redis;
+    this.#redis = redis as unknown as Commands;
     this.#max = String(max);
     this.#durationMs = String(durationMs);
     this.#timeoutMs = timeoutMs;
     this.#now = now;
-    if (typeof redis[COMMAND] !== 'function') redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: SCRIPT });
+    if (typeof this.#redis[COMMAND] !== 'function') redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: SCRIPT });
   }
 
   async get(key: string): Promise<DriverAnswer> {
