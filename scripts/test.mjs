@@ -14,6 +14,7 @@ const steps = [
   ['build', 'pnpm', ['build']],
   ['package checks', 'pnpm', ['check:packages']],
   ['@fastify/rate-limit 11.2.0 suite', 'node', ['packages/fastify/upstream/run.mjs']],
+  ['koa-ratelimit 6.0.0 specs (skipped unless fetched into packages/koa/.upstream)', 'node', ['packages/koa/upstream/run.mjs']],
 ];
 
 for (const [name, command, args] of steps) {
