@@ -15,12 +15,16 @@ import { compatRatelimit, type KoaRatelimitMiddleware } from './compat/middlewar
 import { isRateKitMode, type RateKitOptionName } from './mode.js';
 import { type KeyResult, type RateLimitOptions, resolveOptions } from './options.js';
 
-/** What the middleware puts on `ctx.state`: the decision of the last ratekit middleware the request went through. */
+/**
+ * What a ratekit-mode middleware puts on `ctx.state`: the decision of the last one the request
+ * went through. (A koa-ratelimit-mode middleware puts koa-ratelimit's `KoaRatelimitState` there,
+ * on refusals only.)
+ */
 export interface RateLimitState {
   rateLimit?: Decision;
 }
 
-/** The middleware returned by {@link ratelimit}, with its limiter for manual use. */
+/** The middleware {@link ratelimit} returns in ratekit mode, with its limiter for manual use. */
 export type RateLimitMiddleware<StateT = DefaultState, ContextT = DefaultContext> = Middleware<StateT, ContextT> & {
   /** The limiter behind the middleware (namespace = `namespace`): `peek`, `refund`, `reset` keys by hand. */
   readonly limiter: Limiter<ParameterizedContext<StateT, ContextT>>;
