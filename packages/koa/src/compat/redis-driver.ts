@@ -5,7 +5,10 @@ import type { Driver, DriverAnswer } from './drivers.js';
  * koa-ratelimit 6's Redis semantics (its driver is async-ratelimiter's),
  * in one script call per request: a sliding log in a sorted set per key,
  * one member per admitted request, whose score and member are the
- * request's time in ms (a float, the client's clock). Members older than
+ * request's time in ms with a fraction. The time is read from the Redis
+ * server's clock (`TIME`), so instances with skewed clocks count one
+ * client the same way; koa-ratelimit reads each instance's own clock, and
+ * its members (ms, formatted by Lua) parse the same. Members older than
  * `duration` are dropped first; with `max` or more left the request is
  * refused and records nothing; otherwise it is added and the key's expiry
  * set to `duration`. Replies `{left before this request, reset in whole
@@ -15,9 +18,10 @@ import type { Driver, DriverAnswer } from './drivers.js';
  */
 const SCRIPT = `
 local key = KEYS[1]
-local nowMs = tonumber(ARGV[1])
-local durationMs = tonumber(ARGV[2])
-local max = tonumber(ARGV[3])
+local durationMs = tonumber(ARGV[1])
+local max = tonumber(ARGV[2])
+local time = redis.call('TIME')
+local nowMs = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
 redis.call('ZREMRANGEBYSCORE', key, 0, nowMs - durationMs)
 local used = redis.call('ZCARD', key)
 local oldestMs = nowMs
@@ -28,7 +32,7 @@ local resetSeconds = math.floor((oldestMs + durationMs) / 1000)
 if used >= max then
   return {0, resetSeconds, max}
 end
-redis.call('ZADD', key, nowMs, nowMs)
+redis.call('ZADD', key, nowMs, string.format('%.3f', nowMs))
 redis.call('PEXPIRE', key, durationMs)
 return {max - used, resetSeconds, max}
 `;
@@ -52,7 +56,7 @@ export function isIoRedis(db: unknown): db is IoRedisLike {
   return typeof db === 'object' && db !== null && typeof (db as { defineCommand?: unknown }).defineCommand === 'function';
 }
 
-type ScriptCommand = (key: string, nowMs: string, durationMs: string, max: string) => Promise<[number, number, number]>;
+type ScriptCommand = (key: string, durationMs: string, max: string) => Promise<[number, number, number]>;
 
 /**
  * koa-ratelimit 6's Redis driver on an ioredis client (`db`), see
@@ -60,28 +64,24 @@ type ScriptCommand = (key: string, nowMs: string, durationMs: string, max: strin
  * upstream waits for ever): a call that has not answered by then rejects
  * with a `RateKitError` of code `ERR_RATEKIT_STORE`, as does a failing one
  * (its `cause` is Redis's error), and Koa answers the request with 500.
- *
- * @param nowMs - the clock, Unix epoch ms with a fraction (default: `performance.timeOrigin + performance.now()`, as upstream's microsecond clock)
  */
 export class RedisDriver implements Driver {
   readonly #redis: Commands;
   readonly #max: string;
   readonly #durationMs: string;
   readonly #timeoutMs: number;
-  readonly #now: () => number;
 
-  constructor(redis: IoRedisLike, max: number, durationMs: number, timeoutMs: number, now: () => number = () => performance.timeOrigin + performance.now()) {
+  constructor(redis: IoRedisLike, max: number, durationMs: number, timeoutMs: number) {
     this.#redis = redis as unknown as Commands;
     this.#max = String(max);
     this.#durationMs = String(durationMs);
     this.#timeoutMs = timeoutMs;
-    this.#now = now;
     if (typeof this.#redis[COMMAND] !== 'function') redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: SCRIPT });
   }
 
   async get(key: string): Promise<DriverAnswer> {
     const command = this.#redis[COMMAND] as ScriptCommand;
-    const [remaining, reset, total] = await this.#bounded(command.call(this.#redis, key, String(this.#now()), this.#durationMs, this.#max), 'count a request');
+    const [remaining, reset, total] = await this.#bounded(command.call(this.#redis, key, this.#durationMs, this.#max), 'count a request');
     return { remaining: Number(remaining), reset: Number(reset), total: Number(total) };
   }
 
