@@ -65,13 +65,13 @@ export function chartSpec(traffic: Traffic, runs: readonly AlgorithmRun[], optio
   const { points, spanMs } = chartData(traffic, runs, options.binMs);
   const encoding = {
     x: { field: 't', type: 'quantitative', title: 'time (ms)', scale: { domain: [0, spanMs], nice: false } },
-    y: { field: 'requests', type: 'quantitative', title: `requests per ${options.binMs} ms` },
+    y: { field: 'requests', type: 'quantitative', title: null, axis: { tickMinStep: 1 } },
     color: {
       field: 'series',
       type: 'nominal',
       title: null,
       scale: { domain: ['offered', 'admitted'], range: ['#9aa0a6', '#1a73e8'] },
-      legend: { orient: 'top', direction: 'horizontal' },
+      legend: { orient: 'top', direction: 'horizontal', symbolType: 'square' },
     },
   };
   return {

@@ -294,7 +294,7 @@ export function reportSvg(report: SimulationReport): Promise<string> {
   return renderSvg(traffic, runs, {
     binMs: options.binMs,
     title: options.title ?? traffic.description,
-    subtitle: `${limitText(report.settings)}; requests offered vs admitted per ${options.binMs} ms (admitted when they pass)`,
+    subtitle: `${limitText(report.settings)}. Requests per ${options.binMs} ms: offered (grey) and admitted (blue, when they pass)`,
   });
 }
 
