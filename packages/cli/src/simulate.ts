@@ -146,10 +146,16 @@ export function summarize(algorithm: AlgorithmName, outcomes: readonly Outcome[]
   };
 }
 
+/** See {@link slidingMax}. */
+const TIME_TOLERANCE_MS = 1e-6;
+
 /**
  * The largest sum of weights of points within any half-open interval
  * `[t, t + lengthMs)`. The best interval starts at a point, so a two-pointer
- * sweep over the points sorted by time finds it.
+ * sweep over the points sorted by time finds it. A point less than a
+ * nanosecond (1e-6 ms) before the interval's end counts as at its end: the
+ * delay algorithm's pass times are sums of fractional intervals, and
+ * 1000 + 998.9999999999998 means 1999.
  */
 export function slidingMax(points: ReadonlyArray<readonly [number, number]>, lengthMs: number): number {
   const sorted = [...points].sort((a, b) => a[0] - b[0]);
@@ -157,7 +163,7 @@ export function slidingMax(points: ReadonlyArray<readonly [number, number]>, len
   let sum = 0;
   let end = 0;
   for (let start = 0; start < sorted.length; start++) {
-    while (end < sorted.length && sorted[end]![0] < sorted[start]![0] + lengthMs) sum += sorted[end++]![1];
+    while (end < sorted.length && sorted[end]![0] < sorted[start]![0] + lengthMs - TIME_TOLERANCE_MS) sum += sorted[end++]![1];
     best = Math.max(best, sum);
     sum -= sorted[start]![1];
   }
