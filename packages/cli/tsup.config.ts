@@ -1,19 +1,12 @@
 import { defineConfig } from 'tsup';
 
-export default defineConfig([
-  {
-    entry: ['src/index.ts'],
-    format: ['esm', 'cjs'],
-    dts: true,
-    clean: true,
-    sourcemap: true,
-    target: 'node20',
-  },
-  {
-    // The bin: ESM only (the package is "type": "module"), the shebang kept by tsup.
-    entry: ['src/bin.ts'],
-    format: ['esm'],
-    sourcemap: true,
-    target: 'node20',
-  },
-]);
+// One build (a second config would race this one's `clean`): the library, ESM + CJS with types,
+// and the `ratekit` bin (dist/bin.js, ESM as the package is "type": "module"; tsup keeps its shebang).
+export default defineConfig({
+  entry: { index: 'src/index.ts', bin: 'src/bin.ts' },
+  format: ['esm', 'cjs'],
+  dts: { entry: { index: 'src/index.ts' } },
+  clean: true,
+  sourcemap: true,
+  target: 'node20',
+});
