@@ -11,8 +11,12 @@
  *
  * @module
  */
+import { CliError } from './errors.js';
 import type { AlgorithmRun } from './simulate.js';
 import type { Traffic } from './patterns.js';
+
+/** The most bins a chart draws (per algorithm and series). */
+export const MAX_BINS = 2_000;
 
 /** One point of the chart's data: requests in the bin starting at `t` (ms from the traffic's start). */
 export interface ChartPoint {
@@ -43,6 +47,9 @@ export function chartData(traffic: Traffic, runs: readonly AlgorithmRun[], binMs
   let lastMs = traffic.durationMs;
   for (const run of runs) for (const outcome of run.outcomes) if (outcome.allowed) lastMs = Math.max(lastMs, outcome.passMs - traffic.startMs + 1);
   const bins = Math.max(1, Math.ceil(lastMs / binMs));
+  if (bins > MAX_BINS) {
+    throw new CliError('ERR_RATEKIT_CLI_INVALID_ARGUMENT', '--bin', `at least ${Math.ceil(lastMs / MAX_BINS)} ms here (at most ${MAX_BINS} bins over ${lastMs} ms)`, String(binMs));
+  }
   const spanMs = bins * binMs;
   const points: ChartPoint[] = [];
   for (const run of runs) {

@@ -86,6 +86,10 @@ describe('arguments', () => {
     expect(other.message).toBe('[ratekit] `--peak` applies to --pattern sawtooth, not to --pattern steady');
   });
 
+  test('--svg - and --json cannot both go to standard output', () => {
+    expect(parseError(['--svg', '-', '--json'])).toMatchObject({ code: 'ERR_RATEKIT_CLI_INVALID_ARGUMENT', argument: '--svg', received: '-' });
+  });
+
   test('--pattern csv needs --csv; boundary needs a whole --limit and a --gap within the window', () => {
     expect(parseError(['--pattern', 'csv'])).toMatchObject({ code: 'ERR_RATEKIT_CLI_MISSING_ARGUMENT', argument: '--csv' });
     expect(parseError(['--pattern', 'boundary', '--limit', '2.5'])).toMatchObject({ argument: '--limit', received: '2.5' });
@@ -105,6 +109,17 @@ describe('the command', () => {
     expect((await run(['simulat'])).stderr).toBe('ratekit: ERR_RATEKIT_CLI_UNKNOWN_ARGUMENT: [ratekit] Unknown command "simulat"; expected `simulate`\n');
   });
 
+  test('a pattern of more than a million requests, or a chart of more than 2000 bins, is refused', async () => {
+    const big = await run(['simulate', '--pattern', 'steady', '--rate', '1000000', '--duration', '60000']);
+    expect(big.code).toBe(2);
+    expect(big.stderr).toBe(
+      'ratekit: ERR_RATEKIT_CLI_INVALID_ARGUMENT: [ratekit] Expected the steady pattern to make at most 1000000 requests, got about 60000000: lower --rate, --peak, --burst or --duration\n',
+    );
+    const bins = await run(['simulate', '--pattern', 'steady', '--algorithms', 'fixed-window', '--bin', '1', '--svg', 'x.svg']);
+    expect(bins.code).toBe(2);
+    expect(bins.stderr).toBe('ratekit: ERR_RATEKIT_CLI_INVALID_ARGUMENT: [ratekit] Expected `--bin` to be at least 3 ms here (at most 2000 bins over 5000 ms), got "1"\n');
+  });
+
   test('a missing CSV file is a coded error naming it', async () => {
     const result = await run(['simulate', '--csv', 'nope.csv']);
     expect(result.code).toBe(2);
@@ -115,8 +130,8 @@ describe('the command', () => {
     expect(await run(['simulate', '--help'])).toMatchObject({ code: 0, stdout: HELP });
     expect(await run(['--help'])).toMatchObject({ code: 0, stdout: HELP });
     const bare = await run([]);
-    expect(bare.code).toBe(2);
-    expect(bare.stdout).toContain('Usage: ratekit simulate');
+    expect(bare).toMatchObject({ code: 2, stdout: '' });
+    expect(bare.stderr).toContain('Usage: ratekit simulate');
     for (const name of ['--pattern', '--algorithms', '--limit', '--window', '--capacity', '--max-delay', '--rate', '--duration', '--burst', '--peak', '--period', '--gap', '--csv', '--svg', '--bin', '--title', '--json']) {
       expect(HELP).toContain(name);
     }

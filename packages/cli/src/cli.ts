@@ -174,6 +174,9 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateOptions {
       );
     }
   }
+  if (given.get('--svg') === '-' && given.has('--json')) {
+    throw new CliError('ERR_RATEKIT_CLI_INVALID_ARGUMENT', '--svg', 'a file path when --json is given (both cannot go to standard output)', '-');
+  }
   if (pattern === 'csv' && !given.has('--csv')) {
     throw new CliError('ERR_RATEKIT_CLI_MISSING_ARGUMENT', '--csv', 'a CSV file (timestamp_ms[,key[,cost]] per row)', undefined, 'Expected `--csv FILE` with --pattern csv, got nothing');
   }
@@ -250,6 +253,16 @@ export type ReadText = (path: string) => Promise<string>;
  * @throws {CliError} `ERR_RATEKIT_CLI_CSV` when the CSV cannot be read or has a bad row
  */
 export async function trafficFor(options: SimulateOptions, read: ReadText = (path) => readFile(path, 'utf8')): Promise<Traffic> {
+  const requests = expectedRequests(options);
+  if (requests > MAX_REQUESTS) {
+    throw new CliError(
+      'ERR_RATEKIT_CLI_INVALID_ARGUMENT',
+      '--pattern',
+      `at most ${MAX_REQUESTS} requests`,
+      options.pattern,
+      `Expected the ${options.pattern} pattern to make at most ${MAX_REQUESTS} requests, got about ${Math.round(requests)}: lower --rate, --peak, --burst or --duration`,
+    );
+  }
   switch (options.pattern) {
     case 'steady':
       return steady({ rate: options.rate, durationMs: options.durationMs });
@@ -270,6 +283,25 @@ export async function trafficFor(options: SimulateOptions, read: ReadText = (pat
       }
       return fromCsv(text, file, options.windowMs);
     }
+  }
+}
+
+/** The most requests a built-in pattern may make: a simulation, not a load test. */
+export const MAX_REQUESTS = 1_000_000;
+
+/** About how many requests a built-in pattern makes (0 for csv, whose size is the file's). */
+function expectedRequests(options: SimulateOptions): number {
+  switch (options.pattern) {
+    case 'steady':
+      return (options.rate * options.durationMs) / 1000;
+    case 'burst':
+      return options.burst + (options.rate * options.durationMs) / 1000;
+    case 'sawtooth':
+      return Math.round((options.peak * options.periodMs) / 2000) * Math.ceil(options.durationMs / options.periodMs);
+    case 'boundary':
+      return 2 * options.limit + 1;
+    default:
+      return 0;
   }
 }
 
@@ -378,8 +410,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   const [command, ...rest] = argv;
   try {
     if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
-      io.stdout(command === undefined ? USAGE : HELP);
-      return command === undefined ? 2 : 0;
+      if (command === undefined) {
+        io.stderr(USAGE);
+        return 2;
+      }
+      io.stdout(HELP);
+      return 0;
     }
     if (command !== 'simulate') throw new CliError('ERR_RATEKIT_CLI_UNKNOWN_ARGUMENT', 'command', 'simulate', command, `Unknown command ${JSON.stringify(command)}; expected \`simulate\``);
     const options = parseSimulateArgs(rest);
