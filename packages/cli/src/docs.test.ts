@@ -38,3 +38,12 @@ describe.each(commands.map((args) => [args.join(' '), args] as const))('pnpm sim
     expect(page).toContain(`\`\`\`text\n${stdout.trimEnd()}\n\`\`\``);
   });
 });
+
+test("the README's example is what the command prints", async () => {
+  const readme = readFileSync(join(root, 'packages', 'cli', 'README.md'), 'utf8');
+  const [, line, output] = /```text\n\$ ratekit (simulate [^\n]*)\n([^]*?)```/.exec(readme)!;
+  let stdout = '';
+  const code = await main(line!.split(' '), { stdout: (text) => (stdout += text), stderr: (text) => (stdout += text) });
+  expect(code).toBe(0);
+  expect(stdout).toBe(output);
+});
