@@ -1,0 +1,10 @@
+#!/usr/bin/env node
+/** The `ratekit` bin: `ratekit simulate …`. */
+import { main } from './cli.js';
+
+main(process.argv.slice(2), {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+}).then((code) => {
+  process.exitCode = code;
+});
