@@ -153,6 +153,7 @@ export function limitArbitrary(algorithm: AlgorithmName, name?: string): fc.Arbi
         refill: algorithm === 'token-bucket' ? fc.constantFrom<'continuous' | 'interval'>('continuous', 'interval') : fc.constant(undefined),
         maxDelayMs: algorithm === 'delay' ? fc.option(fc.integer({ min: 0, max: 2 * windowMs }), { nil: undefined }) : fc.constant(undefined),
         refusedPenaltyCapMs: algorithm === 'delay' ? fc.option(fc.integer({ min: 0, max: 3 * windowMs }), { nil: undefined }) : fc.constant(undefined),
+        blockDurationMs: fc.option(fc.integer({ min: 0, max: 3 * windowMs }), { nil: undefined, freq: 3 }),
       })
       .map((extra) => {
         const options: LimitOptions = { algorithm, limit, windowMs };
@@ -160,6 +161,7 @@ export function limitArbitrary(algorithm: AlgorithmName, name?: string): fc.Arbi
         if (extra.refill !== undefined) options.refill = extra.refill;
         if (extra.maxDelayMs !== undefined) options.maxDelayMs = extra.maxDelayMs;
         if (extra.refusedPenaltyCapMs !== undefined) options.refusedPenaltyCapMs = extra.refusedPenaltyCapMs;
+        if (extra.blockDurationMs !== undefined) options.blockDurationMs = extra.blockDurationMs;
         if (name !== undefined) options.name = name;
         return options;
       }),
