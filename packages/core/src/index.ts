@@ -21,7 +21,7 @@ export type { Decision, LimitDecision } from './decision.js';
 export type { EvaluateRequest, MaybePromise, RateLimitStore } from './stores/types.js';
 export { memoryStore } from './stores/memory.js';
 export type { MemoryStore, MemoryStoreOptions } from './stores/memory.js';
-export { evaluateLimit, evaluatePolicy, isBlocked, stepLimit, UNCHANGED } from './policy.js';
+export { evaluateLimit, evaluatePolicy, isBlocked, refundLimit, stepLimit, UNCHANGED } from './policy.js';
 export type { EvaluateMode, LimitOutcome, PolicyOutcome } from './policy.js';
 export { buildDecision } from './decision.js';
 export { algorithms } from './algorithms/index.js';

@@ -179,8 +179,12 @@ function refundPolicy(
   return { decision: buildDecision({ limits, charged: steps, uncharged: steps, allowed: true, cost: 0, nowMs }), writes: refunded };
 }
 
-/** A limit's refund; a block that has not ended stays (only `resetKey` lifts it). */
-function refundLimit(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): LimitState | undefined {
+/**
+ * One limit's `refund` (what {@link evaluatePolicy} writes in `refund` mode):
+ * the algorithm's refund of the state, keeping a block that has not ended
+ * (only `resetKey` lifts a block). Pure; does not mutate `state`.
+ */
+export function refundLimit(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): LimitState | undefined {
   const algorithm = algorithms[limit.algorithm];
   const untilMs = blockedUntil(state, limit.algorithm);
   if (untilMs === undefined) return algorithm.refund(state, limit, cost, nowMs);

@@ -469,6 +469,7 @@ export function testStore(options: TestStoreOptions): void {
         ['token-bucket', [{ algorithm: 'token-bucket', limit: N, windowMs: HOUR }]],
         ['gcra', [{ algorithm: 'gcra', limit: N, windowMs: HOUR }]],
         ['delay (burst N, no delay allowed)', [{ algorithm: 'delay', limit: N, windowMs: HOUR, burst: N, maxDelayMs: 0 }]],
+        ['fixed-window with blockDurationMs', [{ algorithm: 'fixed-window', limit: N, windowMs: HOUR, blockDurationMs: HOUR }]],
         [
           'a two-limit policy',
           [
