@@ -18,7 +18,7 @@ export {
   scheduleArbitrary,
   testDifferential,
 } from './differential.js';
-export type { DifferentialOptions, Schedule, ScheduledRequest } from './differential.js';
+export type { ArbitraryOptions, DifferentialOptions, Schedule, ScheduledRequest } from './differential.js';
 export { describeWithService, findBinary, inCI, serviceSource } from './services.js';
 export type { RunningServer, ServiceDefinition, ServiceSource } from './services.js';
 export { freePort, onFreePort } from './ports.js';
