@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import {
   type AlgorithmName,
   type Decision,
@@ -551,6 +552,40 @@ export function testStore(options: TestStoreOptions): void {
           const after = await ask(store(), { namespace, limits: policy, nowMs: T0 + 30_000 });
           expect(after.limits.map((l) => l.remaining)).toEqual([0, 8]);
         });
+
+        it('property: after a refusal at t that starts a block, every consume in [t, t + blockDurationMs) is refused and charges nothing', async () => {
+          await fc.assert(
+            fc.asyncProperty(
+              fc.constantFrom(...(Object.keys(ALGORITHM_TIMELINES) as AlgorithmName[])),
+              fc.integer({ min: 1, max: 4 }),
+              fc.integer({ min: 100, max: 5_000 }),
+              fc.integer({ min: 1, max: 10_000 }),
+              fc.array(fc.record({ dt: fc.integer({ min: 0, max: 2_000 }), cost: fc.constantFrom(1, 1, 2, 0.5) }), { minLength: 1, maxLength: 12 }),
+              async (algorithm, limit, windowMs, blockDurationMs, requests) => {
+                const namespace = freshNamespace('prop');
+                const policy = limits({ algorithm, limit, windowMs, blockDurationMs, ...(algorithm === 'delay' ? { burst: limit } : {}) });
+                let t = T0;
+                let blockedUntil = -Infinity;
+                for (const { dt, cost } of requests) {
+                  t += dt;
+                  const d = await ask(store(), { namespace, limits: policy, cost, nowMs: t });
+                  if (t < blockedUntil) {
+                    expect([d.allowed, d.remaining, d.limits[0]!.tokensPaid]).toEqual([false, 0, 0]);
+                    if (d.retryAfterMs !== Infinity) expect(d.retryAfterMs).toBeGreaterThanOrEqual(blockedUntil - t - 1e-6);
+                    // Nothing charged: a peek right after sees what the refusal reported.
+                    const after = await ask(store(), { namespace, limits: policy, cost, mode: 'peek', nowMs: t });
+                    expect([after.allowed, after.remaining, after.resetMs]).toEqual([false, 0, d.resetMs]);
+                  } else if (!d.allowed) {
+                    blockedUntil = t + blockDurationMs;
+                    if (d.retryAfterMs !== Infinity) expect(d.retryAfterMs).toBeGreaterThanOrEqual(blockDurationMs);
+                    expect(d.resetMs).toBeGreaterThanOrEqual(blockDurationMs - 1e-6);
+                  }
+                }
+              },
+            ),
+            { numRuns: 25 },
+          );
+        }, 60_000);
 
         it('a block outlives the state it was stored with: an idle blocked key is not expired early', async () => {
           const namespace = freshNamespace();
