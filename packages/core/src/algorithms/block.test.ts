@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { rateLimitHeaders, resolveHeaderOptions, retryAfterSeconds } from '../headers/index';
 import { ALGORITHMS, type AlgorithmName, type LimitOptions, resolveLimit } from '../limit';
 import { evaluatePolicy } from '../policy';
 import { memoryStore } from '../stores/memory';
@@ -44,6 +45,17 @@ describe('blockDurationMs', () => {
       limiter.reset();
       expect(limiter.consume(T0 + 2_000)).toMatchObject({ allowed: true, remaining: 1 });
     });
+  });
+
+  it('Retry-After and the RateLimit headers report the block', () => {
+    const limiter = clockedLimiter({ limit: 2, windowMs: 1_000, blockDurationMs: 90_000, name: 'login' });
+    limiter.consume(T0);
+    limiter.consume(T0);
+    const refused = limiter.consume(T0);
+    expect(retryAfterSeconds(refused)).toBe(90);
+    expect(retryAfterSeconds(limiter.consume(T0 + 30_500))).toBe(60);
+    const headers = Object.fromEntries(rateLimitHeaders(limiter.peek(T0 + 30_500), resolveHeaderOptions({ standardHeaders: 'draft-7', legacyHeaders: false })));
+    expect(headers['RateLimit'] ?? headers['ratelimit']).toBe('limit=2, remaining=0, reset=60');
   });
 
   it('a cost above the capacity blocks too, and reports retryAfterMs Infinity', () => {
