@@ -13,7 +13,7 @@ export { stackLimiters } from './stack.js';
 export type { LimiterStack } from './stack.js';
 
 // Limits and decisions: the data every adapter and store exchanges.
-export { ALGORITHMS, resolveLimit } from './limit.js';
+export { ALGORITHMS, MAX_BLOCK_DURATION_MS, resolveLimit, unnamedLimitId } from './limit.js';
 export type { AlgorithmName, LimitOptions, ResolvedLimit } from './limit.js';
 export type { Decision, LimitDecision } from './decision.js';
 
@@ -21,7 +21,7 @@ export type { Decision, LimitDecision } from './decision.js';
 export type { EvaluateRequest, MaybePromise, RateLimitStore } from './stores/types.js';
 export { memoryStore } from './stores/memory.js';
 export type { MemoryStore, MemoryStoreOptions } from './stores/memory.js';
-export { evaluateLimit, evaluatePolicy, UNCHANGED } from './policy.js';
+export { evaluateLimit, evaluatePolicy, isBlocked, refundLimit, stepLimit, UNCHANGED } from './policy.js';
 export type { EvaluateMode, LimitOutcome, PolicyOutcome } from './policy.js';
 export { buildDecision } from './decision.js';
 export { algorithms } from './algorithms/index.js';

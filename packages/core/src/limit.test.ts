@@ -37,6 +37,16 @@ describe('resolveLimit', () => {
       expect(Object.isFrozen(limit)).toBe(true);
     });
 
+    it('takes blockDurationMs (default 0) on any algorithm, and keeps it in an unnamed limit\'s id', () => {
+      expect(resolveLimit({ limit: 5, windowMs: 1_000 }).blockDurationMs).toBe(0);
+      const blocking = resolveLimit({ algorithm: 'sliding-log', limit: 5, windowMs: 1_000, blockDurationMs: 60_000 });
+      expect(blocking.blockDurationMs).toBe(60_000);
+      expect(blocking.id).not.toBe(resolveLimit({ algorithm: 'sliding-log', limit: 5, windowMs: 1_000 }).id);
+      // Without a block, the id is what it always was, so stored states stay their own.
+      expect(resolveLimit({ limit: 5, windowMs: 1_000 }).id).toBe('fixed-window:5:1000:5:continuous:1000:');
+      expect(resolveLimit({ limit: 5, windowMs: 1_000, blockDurationMs: 2 ** 31 - 1 }).blockDurationMs).toBe(2 ** 31 - 1);
+    });
+
     it('gives the delay algorithm a burst of 1, so requests are spaced evenly', () => {
       expect(resolveLimit({ algorithm: 'delay', limit: 5, windowMs: 1_000 }).burst).toBe(1);
     });
@@ -73,6 +83,12 @@ describe('resolveLimit', () => {
       ['a maxDelayMs on gcra', { ...ok, algorithm: 'gcra', maxDelayMs: 10 }, 'limit.maxDelayMs', "unset unless `algorithm` is 'delay'", 'got 10'],
       ['a negative refusedPenaltyCapMs', { ...ok, algorithm: 'delay', refusedPenaltyCapMs: -5 }, 'limit.refusedPenaltyCapMs', 'a finite number >= 0', 'got -5'],
       ['a refusedPenaltyCapMs on a window', { ...ok, refusedPenaltyCapMs: 5 }, 'limit.refusedPenaltyCapMs', "unset unless `algorithm` is 'delay'", 'got 5'],
+      ['a negative blockDurationMs', { ...ok, blockDurationMs: -1 }, 'limit.blockDurationMs', 'a finite number >= 0 of milliseconds', 'got -1'],
+      ['a NaN blockDurationMs', { ...ok, blockDurationMs: Number.NaN }, 'limit.blockDurationMs', 'a finite number >= 0 of milliseconds', 'got NaN'],
+      ['an infinite blockDurationMs', { ...ok, blockDurationMs: Infinity }, 'limit.blockDurationMs', 'a finite number >= 0 of milliseconds', 'got Infinity'],
+      ['a blockDurationMs string', { ...ok, blockDurationMs: '15m' }, 'limit.blockDurationMs', 'a finite number >= 0 of milliseconds', 'got "15m"'],
+      ['a blockDurationMs beyond Node timers', { ...ok, blockDurationMs: 2 ** 31 }, 'limit.blockDurationMs', 'at most 2147483647 ms', 'got 2147483648'],
+      ['a misspelt blockDurationMs', { ...ok, blockDuration: 1_000 }, 'limit.blockDuration', 'did you mean `blockDurationMs`?', 'got 1000'],
       ['an empty name', { ...ok, name: '' }, 'limit.name', 'a non-empty string', 'got ""'],
       ['a non-string name', { ...ok, name: 7 }, 'limit.name', 'a non-empty string', 'got 7'],
     ])('throws naming the option when given %s', (_what, options, option, expected, got) => {
@@ -111,6 +127,9 @@ describe('createLimiter option validation', () => {
     ['a misspelt limit option', { limits: { limit: 5, windowMs: 1_000, burts: 3 } }, 'limits.burts', 'not an option (did you mean `burst`?)', 'got 3'],
     ['a misspelt limiter option', { limits, prefx: 'a' }, 'prefx', 'not an option (did you mean `prefix`?)', 'got "a"'],
     ['an unknown option with no near name', { limits, blockDurationMs: 1_000 }, 'blockDurationMs', 'unset: it is not an option', 'got 1000'],
+    ['a negative blockDurationMs on a limit of a list', { limits: [ok, { limit: 5, windowMs: 1_000, blockDurationMs: -1 }] }, 'limits[1].blockDurationMs', 'a finite number >= 0 of milliseconds', 'got -1'],
+    ['a blockDurationMs beyond what timers hold', { limits: { ...ok, blockDurationMs: 2 ** 31 } }, 'limits.blockDurationMs', "at most 2147483647 ms (about 24.8 days, what Node's timers hold)", 'got 2147483648'],
+    ['a misspelt blockDurationMs on a limit', { limits: { ...ok, blockDurationMS: 5 } }, 'limits.blockDurationMS', 'did you mean `blockDurationMs`?', 'got 5'],
     ['a window limit below the cost of a request', { limits: { limit: 0.5, windowMs: 1_000 } }, 'limits.limit', 'at least the cost of a request (1)', 'got 0.5'],
     ['a burst below a fixed cost', { limits: [ok, { algorithm: 'gcra', limit: 10, windowMs: 1_000, burst: 2 }], cost: 3 }, 'limits[1].burst', 'at least the cost of a request (3)', 'got 2'],
     ['an onError that is not a function', { limits, onError: true }, 'onError', 'a function', 'got true'],

@@ -10,7 +10,14 @@ export const ALGORITHMS = ['fixed-window', 'sliding-window', 'sliding-log', 'tok
 const BUCKET_ALGORITHMS: readonly string[] = ['token-bucket', 'gcra', 'delay'];
 
 /** The options a limit takes (see {@link LimitOptions}). */
-const LIMIT_OPTIONS = ['algorithm', 'limit', 'windowMs', 'burst', 'refill', 'maxDelayMs', 'refusedPenaltyCapMs', 'name'] as const;
+const LIMIT_OPTIONS = ['algorithm', 'limit', 'windowMs', 'burst', 'refill', 'maxDelayMs', 'refusedPenaltyCapMs', 'blockDurationMs', 'name'] as const;
+
+/**
+ * The longest `blockDurationMs`: 2³¹ − 1 ms (about 24.8 days), what Node's
+ * timers hold, so `limiter.wait()` and adapters can sleep for a block's
+ * `retryAfterMs` without the timer firing after 1 ms instead.
+ */
+export const MAX_BLOCK_DURATION_MS = 2 ** 31 - 1;
 
 /** One of {@link ALGORITHMS}. */
 export type AlgorithmName = (typeof ALGORITHMS)[number];
@@ -64,6 +71,44 @@ export interface LimitOptions {
    */
   refusedPenaltyCapMs?: number;
   /**
+   * Block duration, in milliseconds: once this limit refuses a `consume`,
+   * the key stays refused by this limit for this long, whatever the
+   * algorithm, even if its budget refills meanwhile. Every algorithm and
+   * every store honours it (except `@ratekit/synced`, which refuses it when
+   * the limiter is built).
+   *
+   * - The refusal that starts a block is the one charge it makes: it stores
+   *   "blocked until `now + blockDurationMs`" with this limit's state. It
+   *   charges no other limit of the policy (policies stay all-or-nothing).
+   * - While blocked, every `consume` is refused, charges nothing and does
+   *   not extend the block; decisions report `remaining: 0` and a
+   *   `retryAfterMs` and `resetMs` of at least the time left in the block
+   *   (more when the algorithm itself would still refuse then), so
+   *   `Retry-After` tells the client when it may come back.
+   * - A refusal after the block has ended starts a new one. So does a
+   *   request whose cost exceeds the limit's capacity.
+   * - `peek` does not block (it writes nothing): it reports a key as it
+   *   stands, blocked or not. `refund` gives tokens back but keeps a block;
+   *   `limiter.reset(key)` lifts it.
+   * - 0 (the default) disables blocking.
+   *
+   * The same idea as rate-limiter-flexible's `blockDuration` (in seconds
+   * there) and @fastify/rate-limit's `ban` (which bans after a number of
+   * refusals rather than at the first one).
+   *
+   * @throws {RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`, option
+   * `limits[i].blockDurationMs`) when the limiter is built with a value that
+   * is not a finite number ≥ 0, or above 2³¹ − 1 ms (about 24.8 days, what
+   * Node's timers hold).
+   * @default 0
+   * @example
+   * ```ts
+   * // 5 failed logins per 15 minutes; the 6th is refused and blocks the key for an hour.
+   * const failures: LimitOptions = { limit: 5, windowMs: 15 * 60_000, blockDurationMs: 60 * 60_000 };
+   * ```
+   */
+  blockDurationMs?: number;
+  /**
    * The policy name, used in `RateLimit-Policy` headers: printable ASCII
    * (0x20–0x7E; `"` and `\` are escaped when sent). A named limit's
    * state is identified by its algorithm and name, so two limits with the
@@ -85,6 +130,8 @@ export interface ResolvedLimit {
   readonly refill: 'continuous' | 'interval';
   readonly maxDelayMs: number;
   readonly refusedPenaltyCapMs: number | undefined;
+  /** Ms a refusal blocks the key for (see {@link LimitOptions.blockDurationMs}); 0: no blocking. */
+  readonly blockDurationMs: number;
   /** The emission interval, in ms: `windowMs / limit`, the time one unit takes to refill. */
   readonly emissionIntervalMs: number;
   /** The policy name (see {@link LimitOptions.name}). */
@@ -116,6 +163,11 @@ export function resolveLimit(options: LimitOptions, path = 'limit'): ResolvedLim
   if (options.refusedPenaltyCapMs !== undefined) {
     assertNonNegative(`${path}.refusedPenaltyCapMs`, options.refusedPenaltyCapMs, ' of milliseconds');
   }
+  const blockDurationMs = options.blockDurationMs ?? 0;
+  assertNonNegative(`${path}.blockDurationMs`, blockDurationMs, ' of milliseconds');
+  if (blockDurationMs > MAX_BLOCK_DURATION_MS) {
+    throw new RateKitOptionError(`${path}.blockDurationMs`, `at most ${MAX_BLOCK_DURATION_MS} ms (about 24.8 days, what Node's timers hold)`, blockDurationMs);
+  }
   if (options.burst !== undefined && !BUCKET_ALGORITHMS.includes(algorithm)) {
     throw new RateKitOptionError(`${path}.burst`, "unset unless `algorithm` is 'token-bucket', 'gcra' or 'delay'", options.burst);
   }
@@ -137,13 +189,35 @@ export function resolveLimit(options: LimitOptions, path = 'limit'): ResolvedLim
     refill,
     maxDelayMs,
     refusedPenaltyCapMs: options.refusedPenaltyCapMs,
+    blockDurationMs,
     emissionIntervalMs: options.windowMs / options.limit,
     name: options.name ?? defaultPolicyName(options.limit, options.windowMs),
     id:
       options.name !== undefined
         ? `${algorithm}:${options.name}`
-        : `${algorithm}:${options.limit}:${options.windowMs}:${burst}:${refill}:${maxDelayMs}:${options.refusedPenaltyCapMs ?? ''}`,
+        : unnamedLimitId(algorithm, options.limit, options.windowMs, burst, refill, maxDelayMs, options.refusedPenaltyCapMs, blockDurationMs),
   });
+}
+
+/**
+ * The id of an unnamed limit: all its parameters, so limits that differ in
+ * any of them keep separate states. A limit without a block keeps the id it
+ * had before `blockDurationMs` existed (its stored state stays its own).
+ * Remote stores that must know whether an id pins the parameters rebuild it
+ * with this function.
+ */
+export function unnamedLimitId(
+  algorithm: AlgorithmName,
+  limit: number,
+  windowMs: number,
+  burst: number,
+  refill: string,
+  maxDelayMs: number,
+  refusedPenaltyCapMs: number | undefined,
+  blockDurationMs: number,
+): string {
+  const id = `${algorithm}:${limit}:${windowMs}:${burst}:${refill}:${maxDelayMs}:${refusedPenaltyCapMs ?? ''}`;
+  return blockDurationMs > 0 ? `${id}:block=${blockDurationMs}` : id;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { algorithms } from './algorithms/index.js';
+import { blockedUntil, hasBlock, withBlock, withoutBlock } from './algorithms/block.js';
 import type { LimitState, Step } from './algorithms/types.js';
 import { buildDecision, type Decision, decideOne } from './decision.js';
 import type { ResolvedLimit } from './limit.js';
@@ -26,9 +27,18 @@ export const UNCHANGED: unique symbol = Symbol('ratekit.unchanged');
  * nothing, reads no clock. In-process stores call it directly; remote stores
  * run the same logic server-side in one atomic script or statement.
  *
- * - `consume`: charge `cost` to every limit if all admit.
- * - `peek`: decide as `consume` would, write nothing.
- * - `refund`: give `cost` back to every limit (never beyond full), then report as `peek` at cost 0.
+ * - `consume`: charge `cost` to every limit if all admit. A limit that itself
+ *   refuses may record a penalty: a delay limit's `refusedPenaltyCapMs`, and
+ *   a block (`blockDurationMs`) for any algorithm. No other limit is charged.
+ *   A refusal reports the state it leaves, penalty and block included (what
+ *   a peek right after it reports).
+ * - `peek`: decide as `consume` would, write nothing (and so block nothing).
+ * - `refund`: give `cost` back to every limit (never beyond full), then report
+ *   as `peek` at cost 0. A block stays.
+ *
+ * A limit with `blockDurationMs` whose state carries a block that has not
+ * ended refuses whatever its algorithm says, charges nothing and writes
+ * nothing (see {@link stepLimit}).
  */
 export function evaluatePolicy(
   states: ReadonlyArray<LimitState | undefined>,
@@ -46,18 +56,29 @@ export function evaluatePolicy(
   const charged = new Array<Step>(n);
   let allowed = true;
   for (let i = 0; i < n; i++) {
-    const limit = limits[i]!;
-    const step = algorithms[limit.algorithm].step(states[i], limit, cost, nowMs);
+    const step = stepLimit(states[i], limits[i]!, cost, nowMs);
     charged[i] = step;
     if (!step.allowed) allowed = false;
   }
+  const writes = new Array<LimitState | undefined | typeof UNCHANGED>(n);
   let uncharged: Step[] | undefined;
   if (!allowed || mode === 'peek') {
     uncharged = new Array<Step>(n);
-    for (let i = 0; i < n; i++) uncharged[i] = algorithms[limits[i]!.algorithm].step(states[i], limits[i]!, 0, nowMs);
+    for (let i = 0; i < n; i++) {
+      const limit = limits[i]!;
+      const zero = stepLimit(states[i], limit, 0, nowMs);
+      const write = mode === 'peek' ? UNCHANGED : allowed ? charged[i]!.next : refusalWrite(states[i], limit, charged[i]!, zero, nowMs);
+      writes[i] = write;
+      if (write === UNCHANGED || allowed) uncharged[i] = zero;
+      else {
+        // Report the state the refusal leaves: its penalty, its block.
+        uncharged[i] = stepLimit(write, limit, 0, nowMs);
+        charged[i] = blockedRetry(charged[i]!, limit);
+      }
+    }
+  } else {
+    for (let i = 0; i < n; i++) writes[i] = charged[i]!.next;
   }
-  const writes = new Array<LimitState | undefined | typeof UNCHANGED>(n);
-  for (let i = 0; i < n; i++) writes[i] = writeFor(charged[i]!, allowed, mode);
   return { decision: buildDecision({ limits, charged, uncharged, allowed, cost, nowMs }), writes };
 }
 
@@ -74,19 +95,77 @@ export interface LimitOutcome {
  * `evaluatePolicy`. `refund` mode is not handled here.
  */
 export function evaluateLimit(state: LimitState | undefined, limit: ResolvedLimit, cost: number, mode: 'consume' | 'peek', nowMs: number): LimitOutcome {
-  const algorithm = algorithms[limit.algorithm];
-  const step = algorithm.step(state, limit, cost, nowMs);
-  const allowed = step.allowed;
-  const uncharged = allowed && mode === 'consume' ? undefined : algorithm.step(state, limit, 0, nowMs);
-  return { decision: decideOne(limit, step, uncharged, allowed, cost, nowMs), write: writeFor(step, allowed, mode) };
+  const step = stepLimit(state, limit, cost, nowMs);
+  if (step.allowed) {
+    if (mode === 'consume') return { decision: decideOne(limit, step, undefined, true, cost, nowMs), write: step.next };
+    return { decision: decideOne(limit, step, stepLimit(state, limit, 0, nowMs), true, cost, nowMs), write: UNCHANGED };
+  }
+  const zero = stepLimit(state, limit, 0, nowMs);
+  const write = mode === 'consume' ? refusalWrite(state, limit, step, zero, nowMs) : UNCHANGED;
+  if (write === UNCHANGED) return { decision: decideOne(limit, step, zero, false, cost, nowMs), write };
+  // Report the state the refusal leaves: its penalty, its block.
+  return { decision: decideOne(limit, blockedRetry(step, limit), stepLimit(write, limit, 0, nowMs), false, cost, nowMs), write };
 }
 
-/** The state to write for one limit's step, given the policy's verdict. */
-function writeFor(step: Step, allowed: boolean, mode: EvaluateMode): LimitState | undefined | typeof UNCHANGED {
-  if (mode === 'peek') return UNCHANGED;
-  if (allowed) return step.next;
+/**
+ * One limit's {@link Step}, honouring a block: what the limit's algorithm
+ * says, unless the limit has `blockDurationMs` and `state` carries a block
+ * that has not ended (`blockedUntilMs > nowMs`). Then the step refuses, leaves
+ * the state as it is (`nextIfRefused` undefined) and reports the key as empty
+ * until the block ends: no tokens, and `retryAfterMs`, `resetMs` and
+ * `nextRefillMs` of at least the time left in the block (`retryAfterMs` stays
+ * `Infinity` for a cost the limit can never admit). A block that has ended
+ * is ignored (the next write drops it). Pure; does not mutate `state`.
+ */
+export function stepLimit(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): Step {
+  const algorithm = algorithms[limit.algorithm];
+  if (limit.blockDurationMs === 0 || state === undefined || !hasBlock(state, limit.algorithm)) return algorithm.step(state, limit, cost, nowMs);
+  const untilMs = state[state.length - 1]!;
+  const step = algorithm.step(withoutBlock(state, limit.algorithm), limit, cost, nowMs);
+  if (untilMs <= nowMs) return step;
+  const leftMs = untilMs - nowMs;
+  return {
+    allowed: false,
+    next: step.next,
+    nextIfRefused: undefined,
+    capacity: step.capacity,
+    tokensBefore: 0,
+    tokensRefilled: 0,
+    tokensAfter: -cost,
+    resetMs: Math.max(leftMs, step.resetMs),
+    retryAfterMs: step.retryAfterMs === Infinity ? Infinity : Math.max(leftMs, step.retryAfterMs),
+    nextRefillMs: Math.max(leftMs, step.nextRefillMs),
+    delayMs: 0,
+  };
+}
+
+/** True when `state` carries a block that `limit` honours and that has not ended at `nowMs`. */
+export function isBlocked(state: LimitState | undefined, limit: ResolvedLimit, nowMs: number): boolean {
+  if (limit.blockDurationMs === 0) return false;
+  const untilMs = blockedUntil(state, limit.algorithm);
+  return untilMs !== undefined && untilMs > nowMs;
+}
+
+/**
+ * What a limit that refused a consume stores: with `blockDurationMs`, its
+ * state (penalty included) blocked until `nowMs + blockDurationMs`, unless
+ * it is blocked already (a refusal during a block changes nothing);
+ * otherwise the algorithm's penalty (`nextIfRefused`), or nothing.
+ * `zero` is the limit's step at cost 0, whose `next` is the stored state
+ * brought to `nowMs` (also when nothing was stored).
+ */
+function refusalWrite(state: LimitState | undefined, limit: ResolvedLimit, step: Step, zero: Step, nowMs: number): LimitState | typeof UNCHANGED {
   // Only a limit that itself refused may record a penalty; the others were never charged.
-  return step.allowed || step.nextIfRefused === undefined ? UNCHANGED : step.nextIfRefused;
+  if (step.allowed) return UNCHANGED;
+  if (limit.blockDurationMs === 0) return step.nextIfRefused ?? UNCHANGED;
+  if (isBlocked(state, limit, nowMs)) return UNCHANGED;
+  return withBlock(step.nextIfRefused ?? zero.next, nowMs + limit.blockDurationMs);
+}
+
+/** The refusing step of a limit that has just been blocked: it may retry once the block and the algorithm both allow it. */
+function blockedRetry(step: Step, limit: ResolvedLimit): Step {
+  if (limit.blockDurationMs === 0 || step.retryAfterMs >= limit.blockDurationMs) return step;
+  return { ...step, retryAfterMs: limit.blockDurationMs };
 }
 
 function refundPolicy(
@@ -95,7 +174,21 @@ function refundPolicy(
   cost: number,
   nowMs: number,
 ): PolicyOutcome {
-  const refunded = limits.map((limit, i) => algorithms[limit.algorithm].refund(states[i], limit, cost, nowMs));
-  const steps = limits.map((limit, i) => algorithms[limit.algorithm].step(refunded[i], limit, 0, nowMs));
+  const refunded = limits.map((limit, i) => refundLimit(states[i], limit, cost, nowMs));
+  const steps = limits.map((limit, i) => stepLimit(refunded[i], limit, 0, nowMs));
   return { decision: buildDecision({ limits, charged: steps, uncharged: steps, allowed: true, cost: 0, nowMs }), writes: refunded };
+}
+
+/**
+ * One limit's `refund` (what {@link evaluatePolicy} writes in `refund` mode):
+ * the algorithm's refund of the state, keeping a block that has not ended
+ * (only `resetKey` lifts a block). Pure; does not mutate `state`.
+ */
+export function refundLimit(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): LimitState | undefined {
+  const algorithm = algorithms[limit.algorithm];
+  const untilMs = blockedUntil(state, limit.algorithm);
+  if (untilMs === undefined) return algorithm.refund(state, limit, cost, nowMs);
+  const refunded = algorithm.refund(withoutBlock(state!, limit.algorithm), limit, cost, nowMs);
+  if (untilMs <= nowMs) return refunded;
+  return withBlock(refunded ?? algorithm.step(undefined, limit, 0, nowMs).next, untilMs);
 }

@@ -10,6 +10,7 @@ import {
   type LimitState,
   RateKitOptionError,
   type RateLimitStore,
+  refundLimit,
   type ResolvedLimit,
   UNCHANGED,
 } from '@ratekit/core';
@@ -108,8 +109,9 @@ export interface MemcachedStore extends RateLimitStore {
  *   created with add (`ms … ME`) on a key's first hit in a window, and, when
  *   the increment overshoots the limit, taken back. A hot key costs one round
  *   trip per admitted request and no retries.
- * - **Everything else** (`token-bucket`, `gcra`, `delay`, `sliding-log`)
- *   lives in one item per (namespace, key) holding all those limits' states,
+ * - **Everything else** (`token-bucket`, `gcra`, `delay`, `sliding-log`,
+ *   and any limit with `blockDurationMs`, whose blocked-until time is stored
+ *   after its state) lives in one item per (namespace, key) holding all those limits' states,
  *   updated by compare-and-set (`mg … c` then `ms … C<cas>`) around
  *   `evaluatePolicy`, retried when a concurrent writer got there first.
  * - **Multi-limit policies** stay all-or-nothing: window counters are charged
@@ -170,7 +172,7 @@ export function memcachedStore(options: MemcachedStoreOptions = {}): MemcachedSt
   const windowLimits = new Map<string, Map<string, 'f' | 's'>>();
 
   function remember(namespace: string, limit: ResolvedLimit): void {
-    if (limit.algorithm !== 'fixed-window' && limit.algorithm !== 'sliding-window') return;
+    if (!counted(limit)) return;
     let ids = windowLimits.get(namespace);
     if (ids === undefined) {
       if (windowLimits.size >= 10_000) windowLimits.delete(windowLimits.keys().next().value!);
@@ -246,6 +248,10 @@ function planFor(keys: KeySpace, request: EvaluateRequest): Plan {
   const base: KeyBase = keys.base(request.namespace, request.key);
   let bucketKey: string | undefined;
   const limits = request.limits.map((limit): LimitPlan => {
+    if (!counted(limit)) {
+      bucketKey ??= keys.item(base, 'b');
+      return { kind: 'bucket', limit };
+    }
     if (limit.algorithm === 'fixed-window') return { kind: 'fixed', limit, key: keys.item(base, 'f', limit.id) };
     if (limit.algorithm === 'sliding-window') {
       const index = Math.floor(request.nowMs / limit.windowMs);
@@ -263,6 +269,16 @@ function planFor(keys: KeySpace, request: EvaluateRequest): Plan {
   });
   const lockKey = bucketKey !== undefined || limits.length > 1 ? base.base : undefined;
   return { route: base.route, limits, bucketKey, lockKey };
+}
+
+/**
+ * True when a limit lives in window counters (`ma`): a fixed or sliding window
+ * without `blockDurationMs`. A limit with a block keeps its state, blocked-until
+ * time included, in the compare-and-set item, whatever its algorithm, so its
+ * decision stays one atomic compare-and-set.
+ */
+function counted(limit: ResolvedLimit): boolean {
+  return limit.blockDurationMs === 0 && (limit.algorithm === 'fixed-window' || limit.algorithm === 'sliding-window');
 }
 
 /** A window counter as one attempt sees it. */
@@ -497,7 +513,7 @@ async function refund(io: Io, plan: Plan, request: EvaluateRequest): Promise<Dec
           if (p.kind !== 'bucket') return;
           const state = bucket.entries.get(p.limit.id)?.state;
           states[i] = state;
-          writes[i] = algorithms[p.limit.algorithm].refund(state, p.limit, cost, nowMs);
+          writes[i] = refundLimit(state, p.limit, cost, nowMs);
         });
         const next = nextBucket(plan, bucket, writes, nowMs);
         if (next !== undefined && !(await writeBucket(io, plan.route, bucket, next, nowMs))) return CONFLICT;

@@ -14,6 +14,7 @@ describe('schemaNames', () => {
         refund: '"ratekit_refund"',
         ttl: '"ratekit_ttl"',
         refill: '"ratekit_refill"',
+        blocked: '"ratekit_blocked"',
         index: '"ratekit_expires_at_idx"',
         label: 'ratekit',
       });
@@ -77,7 +78,7 @@ describe('dropSchemaSql', () => {
   it('drops every object schemaSql creates', () => {
     const names = schemaNames();
     const drop = dropSchemaSql();
-    for (const name of [names.table, names.slotType, names.stepType, names.evaluate, names.step, names.refund, names.ttl, names.refill]) {
+    for (const name of [names.table, names.slotType, names.stepType, names.evaluate, names.step, names.refund, names.ttl, names.refill, names.blocked]) {
       expect(drop).toContain(` ${name}`);
     }
   });

@@ -6,7 +6,7 @@ export interface SchemaOptions {
   /**
    * The table's name. The store's other objects are named after it:
    * `<table>_slot` and `<table>_step_result` (types), `<table>_evaluate`,
-   * `<table>_step`, `<table>_refund`, `<table>_ttl` and `<table>_refill`
+   * `<table>_step`, `<table>_refund`, `<table>_ttl`, `<table>_refill` and `<table>_blocked`
    * (functions) and `<table>_expires_at_idx` (index). Any name works; it is
    * quoted. At most 48 bytes, so that every derived name fits PostgreSQL's 63.
    * @default 'ratekit'
@@ -34,6 +34,7 @@ export interface SchemaNames {
   readonly refund: string;
   readonly ttl: string;
   readonly refill: string;
+  readonly blocked: string;
   /** Unqualified: an index always lives in its table's schema. */
   readonly index: string;
   /** The unquoted table name and schema, for messages. */
@@ -68,6 +69,7 @@ export function schemaNames(options: Pick<SchemaOptions, 'table' | 'schema'> = {
     refund: qualified(`${table}_refund`),
     ttl: qualified(`${table}_ttl`),
     refill: qualified(`${table}_refill`),
+    blocked: qualified(`${table}_blocked`),
     index: quoteIdentifier(`${table}_expires_at_idx`),
     label: schema === undefined ? table : `${schema}.${table}`,
   });
@@ -464,10 +466,30 @@ BEGIN
 END
 `)};
 
+-- core's policy.ts stepLimit for a limit whose state is blocked for left_ms more: the step
+-- refuses, writes nothing, and reports the key as empty until the block ends.
+CREATE OR REPLACE FUNCTION ${n.blocked}(r ${n.stepType}, left_ms float8, cost float8)
+RETURNS ${n.stepType} LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS ${dollar(`
+BEGIN
+  r.allowed := false;
+  r.next_if_refused := NULL;
+  r.tokens_before := 0;
+  r.tokens_refilled := 0;
+  r.tokens_after := -cost;
+  r.reset_ms := greatest(left_ms, r.reset_ms);
+  r.retry_after_ms := CASE WHEN r.retry_after_ms = 'Infinity'::float8 THEN r.retry_after_ms ELSE greatest(left_ms, r.retry_after_ms) END;
+  r.next_refill_ms := greatest(left_ms, r.next_refill_ms);
+  r.delay_ms := 0;
+  RETURN r;
+END
+`)};
+
 -- One whole decision (core's policy.ts evaluatePolicy, all-or-nothing), atomically:
 -- the row is locked (SELECT … FOR UPDATE) before the clock is read, so decisions on
 -- one key are serialised and see time move forward. Peeks take no lock and write
--- nothing; refusals write nothing (except the refusedPenaltyCapMs of a delay limit that refused).
+-- nothing; refusals write nothing, except what a limit that itself refused records: the
+-- refusedPenaltyCapMs of a delay limit, and a block (blockDurationMs). A blocked state is the
+-- limit's state followed by its blocked-until time (core's algorithms/block.ts: its length tells).
 --
 -- Returns the decision as a float8[] (the store reads it with array_send(), in binary,
 -- so every double arrives exactly whatever the session's extra_float_digits):
@@ -483,7 +505,7 @@ CREATE OR REPLACE FUNCTION ${n.evaluate}(
   p_now_ms float8,   -- the caller's clock, Unix epoch ms; NULL: the database clock (clock_timestamp())
   p_ids text[],      -- each limit's id (core's ResolvedLimit.id): the slot holding its state
   p_algorithms text[], -- each limit's algorithm
-  p_params float8[]  -- 6 per limit: limit, window_ms, burst, interval refill (1|0), max_delay_ms, refused_penalty_cap_ms (NULL when unset)
+  p_params float8[]  -- 7 per limit: limit, window_ms, burst, interval refill (1|0), max_delay_ms, refused_penalty_cap_ms (NULL when unset), block_duration_ms (0: none)
 ) RETURNS float8[] LANGUAGE plpgsql VOLATILE AS ${dollar(`
 DECLARE
   n int := coalesce(cardinality(p_ids), 0);
@@ -502,11 +524,17 @@ DECLARE
   state float8[];
   refunded float8[];
   expires float8;
+  zero ${n.stepType}[];
+  write_until float8[];
+  blk float8;
+  block_ms float8;
+  m int;
+  base_len int;
   reply float8[];
   o int;
 BEGIN
-  IF n = 0 OR cardinality(p_algorithms) <> n OR cardinality(p_params) <> 6 * n THEN
-    RAISE EXCEPTION 'ratekit: expected 1 or more limits with 6 parameters each' USING ERRCODE = '22023';
+  IF n = 0 OR cardinality(p_algorithms) <> n OR cardinality(p_params) <> 7 * n THEN
+    RAISE EXCEPTION 'ratekit: expected 1 or more limits with 7 parameters each' USING ERRCODE = '22023';
   END IF;
   IF p_mode NOT IN ('consume', 'peek', 'refund') THEN
     RAISE EXCEPTION 'ratekit: unknown mode %', p_mode USING ERRCODE = '22023';
@@ -521,61 +549,117 @@ BEGIN
     -- Read after the lock: the previous holder's writes are never from a later time.
     now_ms := coalesce(p_now_ms, floor(extract(epoch FROM clock_timestamp()) * 1000)::float8);
 
+    -- Each limit's state without its block, and (in the slot's expires_ms, here) the
+    -- blocked-until time it carries, NULL when none.
     states := '{}';
     FOR i IN 1..n LOOP
       state := NULL;
+      blk := NULL;
       IF found_row THEN
         FOREACH s IN ARRAY stored LOOP
           IF s.id = p_ids[i] THEN state := s.state; EXIT; END IF;
         END LOOP;
       END IF;
-      states := states || ROW(p_ids[i], NULL, state)::${n.slotType};
+      IF state IS NOT NULL THEN
+        m := coalesce(cardinality(state), 0);
+        base_len := CASE p_algorithms[i] WHEN 'gcra' THEN 1 WHEN 'delay' THEN 1 WHEN 'fixed-window' THEN 2
+          WHEN 'token-bucket' THEN 2 WHEN 'sliding-window' THEN 3 ELSE m - m % 2 END;
+        IF m > base_len THEN
+          blk := state[m];
+          state := CASE WHEN m = 1 THEN '{}'::float8[] ELSE state[1:m - 1] END;
+        END IF;
+      END IF;
+      states := states || ROW(p_ids[i], blk, state)::${n.slotType};
     END LOOP;
 
     charged := '{}';
     shown := '{}';
+    zero := '{}';
     write_ids := '{}';
     write_states := '{}';
+    write_until := '{}';
     allowed := true;
     IF p_mode = 'refund' THEN
-      -- refundPolicy(): give cost back to every limit, then report as a peek at cost 0.
+      -- refundPolicy(): give cost back to every limit (a block that has not ended stays), then
+      -- report as a peek at cost 0.
       FOR i IN 1..n LOOP
-        o := 6 * (i - 1);
+        o := 7 * (i - 1);
+        blk := (states[i]).expires_ms;
         refunded := ${n.refund}(p_algorithms[i], (states[i]).state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
           p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], p_cost, now_ms);
+        IF blk IS NOT NULL AND blk > now_ms AND refunded IS NULL THEN
+          refunded := (${n.step}(p_algorithms[i], NULL, p_params[o + 1], p_params[o + 2], p_params[o + 3],
+            p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms)).next;
+        END IF;
         st := ${n.step}(p_algorithms[i], refunded, p_params[o + 1], p_params[o + 2], p_params[o + 3],
           p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms);
+        IF blk IS NOT NULL AND blk > now_ms THEN
+          IF p_params[o + 7] > 0 THEN st := ${n.blocked}(st, blk - now_ms, 0); END IF;
+          refunded := refunded || blk;
+          write_until := write_until || blk;
+        ELSE
+          write_until := write_until || NULL::float8;
+        END IF;
         charged := charged || st;
         write_ids := write_ids || p_ids[i];
         write_states := write_states || ROW(p_ids[i], NULL, refunded)::${n.slotType};
       END LOOP;
       shown := charged;
     ELSE
+      -- stepLimit(): a limit with a block whose state is blocked refuses, whatever its algorithm says.
       FOR i IN 1..n LOOP
-        o := 6 * (i - 1);
+        o := 7 * (i - 1);
+        blk := (states[i]).expires_ms;
         st := ${n.step}(p_algorithms[i], (states[i]).state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
           p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], p_cost, now_ms);
+        IF p_params[o + 7] > 0 AND blk IS NOT NULL AND blk > now_ms THEN st := ${n.blocked}(st, blk - now_ms, p_cost); END IF;
         charged := charged || st;
         IF NOT st.allowed THEN allowed := false; END IF;
       END LOOP;
       IF NOT allowed OR p_mode = 'peek' THEN
         FOR i IN 1..n LOOP
-          o := 6 * (i - 1);
-          shown := shown || ${n.step}(p_algorithms[i], (states[i]).state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
+          o := 7 * (i - 1);
+          blk := (states[i]).expires_ms;
+          st := ${n.step}(p_algorithms[i], (states[i]).state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
             p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms);
+          IF p_params[o + 7] > 0 AND blk IS NOT NULL AND blk > now_ms THEN st := ${n.blocked}(st, blk - now_ms, 0); END IF;
+          zero := zero || st;
         END LOOP;
+        shown := zero;
       ELSE
         shown := charged;
       END IF;
       IF p_mode = 'consume' THEN
         FOR i IN 1..n LOOP
+          o := 7 * (i - 1);
+          block_ms := p_params[o + 7];
+          blk := (states[i]).expires_ms;
           IF allowed THEN
             write_ids := write_ids || p_ids[i];
             write_states := write_states || ROW(p_ids[i], NULL, (charged[i]).next)::${n.slotType};
-          ELSIF NOT (charged[i]).allowed AND (charged[i]).next_if_refused IS NOT NULL THEN
-            -- Only a limit that itself refused may record a penalty; the others were never charged.
+            write_until := write_until || NULL::float8;
+          ELSIF NOT (charged[i]).allowed AND block_ms > 0 AND NOT (blk IS NOT NULL AND blk > now_ms) THEN
+            -- refusalWrite(): only a limit that itself refused may record a penalty or a block; the
+            -- others were never charged. Its state (penalty included) is blocked until now + block_ms,
+            -- and the refusal reports the state it leaves (blockedRetry, stepLimit at cost 0).
+            state := coalesce((charged[i]).next_if_refused, (zero[i]).next);
+            write_ids := write_ids || p_ids[i];
+            write_states := write_states || ROW(p_ids[i], NULL, state || (now_ms + block_ms))::${n.slotType};
+            write_until := write_until || (now_ms + block_ms);
+            shown[i] := ${n.blocked}(${n.step}(p_algorithms[i], state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
+              p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms), block_ms, 0);
+            IF (charged[i]).retry_after_ms < block_ms THEN
+              st := charged[i];
+              st.retry_after_ms := block_ms;
+              charged[i] := st;
+            END IF;
+          ELSIF NOT (charged[i]).allowed AND block_ms = 0 AND (charged[i]).next_if_refused IS NOT NULL THEN
+            -- A delay limit's penalty; the refusal reports the wait-until it stores.
             write_ids := write_ids || p_ids[i];
             write_states := write_states || ROW(p_ids[i], NULL, (charged[i]).next_if_refused)::${n.slotType};
+            write_until := write_until || NULL::float8;
+            shown[i] := ${n.step}(p_algorithms[i], (charged[i]).next_if_refused, p_params[o + 1], p_params[o + 2], p_params[o + 3],
+              p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms);
           END IF;
         END LOOP;
       END IF;
@@ -594,11 +678,20 @@ BEGIN
     FOR i IN 1..n LOOP
       FOR w IN 1..cardinality(write_states) LOOP
         IF (write_states[w]).id = p_ids[i] AND (write_states[w]).state IS NOT NULL THEN
-          o := 6 * (i - 1);
-          next_slots := next_slots || ROW(p_ids[i],
-            now_ms + ${n.ttl}(p_algorithms[i], (write_states[w]).state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
-              p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms),
-            (write_states[w]).state)::${n.slotType};
+          o := 7 * (i - 1);
+          state := (write_states[w]).state;
+          blk := write_until[w];
+          IF blk IS NOT NULL THEN
+            -- A blocked state stops mattering once both its state and its block have.
+            m := cardinality(state);
+            state := CASE WHEN m = 1 THEN '{}'::float8[] ELSE state[1:m - 1] END;
+            expires := greatest(blk, CASE WHEN cardinality(state) = 0 THEN now_ms ELSE now_ms + ${n.ttl}(p_algorithms[i], state, p_params[o + 1], p_params[o + 2],
+              p_params[o + 3], p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms) END);
+          ELSE
+            expires := now_ms + ${n.ttl}(p_algorithms[i], state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
+              p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms);
+          END IF;
+          next_slots := next_slots || ROW(p_ids[i], expires, (write_states[w]).state)::${n.slotType};
         END IF;
       END LOOP;
     END LOOP;
@@ -665,6 +758,7 @@ DROP FUNCTION IF EXISTS ${n.step}(${LIMIT_SIGNATURE});
 DROP FUNCTION IF EXISTS ${n.refund}(${LIMIT_SIGNATURE});
 DROP FUNCTION IF EXISTS ${n.ttl}(${LIMIT_SIGNATURE});
 DROP FUNCTION IF EXISTS ${n.refill}(float8[], float8, float8, float8, boolean, float8);
+DROP FUNCTION IF EXISTS ${n.blocked}(${n.stepType}, float8, float8);
 DROP TABLE IF EXISTS ${n.table};
 DROP TYPE IF EXISTS ${n.stepType};
 DROP TYPE IF EXISTS ${n.slotType};

@@ -95,7 +95,7 @@ export interface PostgresStore extends RateLimitStore {
 const DELETE_BATCH = 1_000;
 
 /** Parameters per limit in the function's `p_params` array. */
-const PARAMETERS_PER_LIMIT = 6;
+const PARAMETERS_PER_LIMIT = 7;
 /** Numbers per limit in the function's reply. */
 const REPLY_FIELDS_PER_LIMIT = 9;
 
@@ -268,7 +268,7 @@ function limitArguments(limits: readonly ResolvedLimit[]): LimitArguments {
   if (args === undefined) {
     const params: Array<number | null> = [];
     for (const limit of limits) {
-      params.push(limit.limit, limit.windowMs, limit.burst, limit.refill === 'interval' ? 1 : 0, limit.maxDelayMs, limit.refusedPenaltyCapMs ?? null);
+      params.push(limit.limit, limit.windowMs, limit.burst, limit.refill === 'interval' ? 1 : 0, limit.maxDelayMs, limit.refusedPenaltyCapMs ?? null, limit.blockDurationMs);
     }
     args = { ids: limits.map((l) => l.id), algorithms: limits.map((l) => l.algorithm), params };
     if (params.length !== PARAMETERS_PER_LIMIT * limits.length) throw new Error('ratekit: limit parameters out of step with the SQL function');

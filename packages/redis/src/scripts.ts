@@ -43,6 +43,9 @@ import { createHash } from 'node:crypto';
  *            lives on, e.g. a plan upgrade): the hash field that holds the limit's
  *            state; length-prefixed, since a limit's name may hold spaces.
  *
+ *   A limit with `blockDurationMs` names its algorithm `<algorithm>/<blockDurationMs>`,
+ *   e.g. `fixed-window/60000 5 900000 …`.
+ *
  *   For example `consume 1 - gcra 100 1000 20:gcra:1000:100000:10:…`.
  *
  * Reply: one bulk string (it parses faster than an array), space-separated:
@@ -53,6 +56,14 @@ import { createHash } from 'node:crypto';
  * before any write, `-` when absent. States are stored with 17 significant
  * digits, so every double comes back exactly (Lua would truncate numbers
  * returned as numbers).
+ *
+ * Blocks (`blockDurationMs`, core's `policy.ts` and `algorithms/block.ts`):
+ * a blocked state is the limit's state followed by one more number, the
+ * blocked-until time (its length tells it apart). A limit with a block whose
+ * state is blocked refuses and writes nothing; one that refuses otherwise
+ * stores its state blocked until now + blockDurationMs. A refund keeps a
+ * block that has not ended. A blocked state's `ttlMs` runs at least to the
+ * end of its block.
  *
  * Writes (consume and refund): the fields whose state changed, in one HSET
  * (HDEL for a state that is gone). Expiry keeps this invariant: the key
@@ -86,30 +97,42 @@ local TTL_SLACK_MS = 1000
 -- Set by the first call (init): while a function library loads, Redis gives it only its
 -- own API, not math, string or redis.call. Upvalues are cheaper than globals at run time.
 local floor, ceil, max, min, abs, tonumber, tostring, type, error, unpack
-local format, match, sub, gmatch, concat, call
+local format, match, sub, gmatch, concat, find, call
 local function init()
   floor, ceil, max, min, abs = math.floor, math.ceil, math.max, math.min, math.abs
   tonumber, tostring, type, error, unpack = _G.tonumber, _G.tostring, _G.type, _G.error, _G.unpack
-  format, match, sub, gmatch, concat = string.format, string.match, string.sub, string.gmatch, table.concat
+  format, match, sub, gmatch, concat, find = string.format, string.match, string.sub, string.gmatch, table.concat, string.find
   call = redis.call
 end
 
 -- The limits of a request, parsed: P[i] the algorithm then its parameters as numbers
 -- (gcra, delay: T, tau (delay: maxDelayMs, refusedPenaltyCapMs or nil);
 -- token-bucket: burst, T, limit, windowMs, interval refill?; windows: limit, windowMs),
--- field[i] the hash field; pinned: whether every id pins its parameters.
+-- field[i] the hash field; block[i] the limit's blockDurationMs (0: none);
+-- pinned: whether every id pins its parameters.
 local function parseLimits(spec, pos)
-  local P, field, count, pinned = {}, {}, 0, true
+  local P, field, block, count, pinned = {}, {}, {}, 0, true
   local specLength = #spec
   while pos <= specLength do
     -- Two parameters (GCRA and the windows) in one match; the others have more.
     local algorithm, a, b, n, sep, at = match(spec, '^ (%S+) (%S+) (%S+) (%d+)([:=])()', pos)
+    -- A limit with blockDurationMs names its algorithm <algorithm>/<blockDurationMs>.
+    local blockMs = 0
+    if algorithm ~= nil and find(algorithm, '/', 1, true) then
+      local name, ms = match(algorithm, '^([^/]+)/(%S+)$')
+      algorithm, blockMs = name, tonumber(ms)
+    end
     local p
     if algorithm == 'gcra' or algorithm == 'fixed-window' or algorithm == 'sliding-window' or algorithm == 'sliding-log' then
       p = { algorithm, tonumber(a), tonumber(b) }
     else
       local c, d, e
-      algorithm, at = match(spec, '^ (%S+)()', pos)
+      algorithm, at = match(spec, '^ ([^%s/]+)()', pos)
+      if algorithm ~= nil and sub(spec, at, at) == '/' then
+        local ms
+        ms, at = match(spec, '^/(%S+)()', at)
+        blockMs = tonumber(ms)
+      end
       if algorithm == 'token-bucket' then
         a, b, c, d, e, n, sep, at = match(spec, '^ (%S+) (%S+) (%S+) (%S+) (%a+) (%d+)([:=])()', at)
         p = { algorithm, tonumber(a), tonumber(b), tonumber(c), tonumber(d), e == 'interval' }
@@ -126,9 +149,10 @@ local function parseLimits(spec, pos)
     count = count + 1
     P[count] = p
     field[count] = sub(spec, at, at + n - 1)
+    block[count] = blockMs
     pos = at + n
   end
-  return { P = P, field = field, count = count, pinned = pinned }
+  return { P = P, field = field, block = block, count = count, pinned = pinned }
 end
 
 -- Parsed limits by argument text (see decide), emptied when it reaches 100 entries: kept
@@ -142,22 +166,36 @@ local function remember(text, limits)
   return limits
 end
 
--- A stored state: a number for GCRA and delay ([tatMs]), else a table of numbers; nil when absent.
+-- The length of each algorithm's state without a block (core's algorithms/block.ts).
+local BASE_LENGTH = { gcra = 1, delay = 1, ['fixed-window'] = 2, ['token-bucket'] = 2, ['sliding-window'] = 3 }
+
+-- A stored state: a number for GCRA and delay ([tatMs]), else a table of numbers; nil when
+-- absent. Second result: the blocked-until time the state carries (block.ts: one extra number
+-- after the algorithm's state; for the sliding log, an odd one), or nil.
 local function readState(p, r)
   if not r then return nil end
   local algorithm = p[1]
-  if algorithm == 'gcra' or algorithm == 'delay' then return r + 0 end
-  if algorithm == 'sliding-window' then
+  if algorithm == 'gcra' or algorithm == 'delay' then
+    if not find(r, ',', 1, true) then return r + 0 end
+    local x, y = match(r, '^([^,]+),([^,]+)$')
+    return x + 0, y + 0
+  end
+  if algorithm == 'fixed-window' or algorithm == 'token-bucket' then
+    local x, y = match(r, '^([^,]+),([^,]+)$')
+    if x ~= nil then return { x + 0, y + 0 } end
+  elseif algorithm == 'sliding-window' then
     local x, y, z = match(r, '^([^,]+),([^,]+),([^,]+)$')
-    return { x + 0, y + 0, z + 0 }
+    if x ~= nil then return { x + 0, y + 0, z + 0 } end
   end
-  if algorithm == 'sliding-log' then
-    local s = {}
-    for part in gmatch(r, '[^,]+') do s[#s + 1] = part + 0 end
-    return s
+  local s = {}
+  for part in gmatch(r, '[^,]+') do s[#s + 1] = part + 0 end
+  local n = #s
+  if (algorithm == 'sliding-log' and n % 2 == 1) or (algorithm ~= 'sliding-log' and n > BASE_LENGTH[algorithm]) then
+    local untilMs = s[n]
+    s[n] = nil
+    return s, untilMs
   end
-  local x, y = match(r, '^([^,]+),([^,]+)$')
-  return { x + 0, y + 0 }
+  return s
 end
 
 -- token-bucket.ts: the level at now and the refill timestamp to store.
@@ -230,7 +268,10 @@ local function ttl(p, s, now)
   if algorithm == 'gcra' or algorithm == 'delay' then return s - now end
   if algorithm == 'fixed-window' then return s[1] + p[3] - now end
   if algorithm == 'sliding-window' then return s[1] + 2 * p[3] - now end
-  if algorithm == 'sliding-log' then return s[#s - 1] + p[3] - now end
+  if algorithm == 'sliding-log' then
+    if #s == 0 then return 0 end
+    return s[#s - 1] + p[3] - now
+  end
   local tokens, atMs = tbRefill(p, s, now)
   local missing = p[2] - tokens
   if missing <= 1e-9 then return 0 end
@@ -290,12 +331,58 @@ local function fmt(x)
   return format('%.17g', x)
 end
 
--- A state to store as text: a number (GCRA, delay) or numbers joined by commas.
+-- A state to store as text: a number (GCRA, delay) or numbers joined by commas; a blocked
+-- state ({ blocked = true, s = state, u = blockedUntilMs }) is its state then the time.
 local function encode(w)
   if type(w) ~= 'table' then return fmt(w) end
+  if w.blocked then
+    local s = w.s
+    if type(s) == 'table' and #s == 0 then return fmt(w.u) end
+    return encode(s) .. ',' .. fmt(w.u)
+  end
   local encoded = fmt(w[1])
   for j = 2, #w do encoded = encoded .. ',' .. fmt(w[j]) end
   return encoded
+end
+
+-- A write that deletes the field: no state (false), or an empty sliding log.
+local function gone(w)
+  return w == false or (type(w) == 'table' and not w.blocked and #w == 0)
+end
+
+-- ttl() of a state, a blocked state or a state read with its block u: at least until the block ends.
+local function ttlOf(p, w, now, u)
+  if type(w) == 'table' and w.blocked then u = w.u; w = w.s end
+  local t = 0
+  if w ~= nil then t = ttl(p, w, now) end
+  if u ~= nil and u - now > t then t = u - now end
+  return t
+end
+
+-- The state to store after giving c back: a block that has not ended stays (policy.ts refundLimit).
+local function refundBlocked(p, s, u, c, now)
+  local w = refund(p, s, c, now)
+  if u == nil or u <= now then return w end
+  if w == nil then
+    local _, z = step(p, nil, 0, now)
+    w = z
+  end
+  return { blocked = true, s = w, u = u }
+end
+
+-- Algorithm.step honouring a block (policy.ts stepLimit, refusalWrite): allowed, the state to
+-- store if admitted, the state to store if refused (nil: none). A limit with a block (b > 0)
+-- whose state is blocked (u > now) refuses and writes nothing; one that refuses otherwise stores
+-- its state (its penalty included) blocked until now + b.
+local function stepBlocked(p, s, u, b, c, now)
+  if b > 0 and u ~= nil and u > now then return false, nil, nil end
+  local ok, nx, nr = step(p, s, c, now)
+  if ok or b == 0 then return ok, nx, nr end
+  if nr == nil then
+    local _, z = step(p, s, 0, now)
+    nr = z
+  end
+  return false, nx, { blocked = true, s = nr, u = now + b }
 end
 
 -- Raises the key's TTL to longest + slack, with headroom, when it is below that.
@@ -344,22 +431,22 @@ local function decide(key, spec)
     local r = call('HGET', key, f)
     local verdict = '-'
     if mode ~= 'peek' then
-      local s = readState(p, r)
+      local s, u = readState(p, r)
       local w
       if mode == 'refund' then
-        w = refund(p, s, cost, now) or false
+        w = refundBlocked(p, s, u, cost, now) or false
       else
-        local ok, nx, nr = step(p, s, cost, now)
+        local ok, nx, nr = stepBlocked(p, s, u, limits.block[1], cost, now)
         if ok then verdict = '1'; w = nx else verdict = '0'; w = nr end
       end
-      if w == false or (type(w) == 'table' and #w == 0) then
+      if gone(w) then
         if r then call('HDEL', key, f) end
       elseif w ~= nil then
         local encoded = encode(w)
         if encoded ~= r then
           call('HSET', key, f, encoded)
-          local t = ttl(p, w, now)
-          if not (serverClock and limits.pinned) or s == nil or t > ttl(p, s, now) then extend(key, t) end
+          local t = ttlOf(p, w, now)
+          if not (serverClock and limits.pinned) or s == nil or t > ttlOf(p, s, now, u) then extend(key, t) end
         end
       end
     end
@@ -369,16 +456,16 @@ local function decide(key, spec)
   local raw = call('HMGET', key, unpack(field))
   local verdict = '-'
   if mode ~= 'peek' then
-    local states = {}
-    for i = 1, count do states[i] = readState(P[i], raw[i]) end
+    local states, blocks = {}, {}
+    for i = 1, count do states[i], blocks[i] = readState(P[i], raw[i]) end
     local writes = {}
     if mode == 'refund' then
-      for i = 1, count do writes[i] = refund(P[i], states[i], cost, now) or false end
+      for i = 1, count do writes[i] = refundBlocked(P[i], states[i], blocks[i], cost, now) or false end
     else
-      -- Only a limit that itself refused may record a penalty; the others were never charged.
+      -- Only a limit that itself refused may record a penalty or a block; the others were never charged.
       local refused = nil
       for i = 1, count do
-        local ok, nx, nr = step(P[i], states[i], cost, now)
+        local ok, nx, nr = stepBlocked(P[i], states[i], blocks[i], limits.block[i], cost, now)
         if ok then writes[i] = nx else refused = refused or {}; refused[i] = nr end
       end
       if refused == nil then verdict = '1' else verdict = '0'; writes = refused end
@@ -388,7 +475,7 @@ local function decide(key, spec)
     local mayExtend = not (serverClock and limits.pinned)
     for i = 1, count do
       local w = writes[i]
-      if w == false or (type(w) == 'table' and #w == 0) then
+      if gone(w) then
         if raw[i] then
           dels = dels or {}
           dels[#dels + 1] = field[i]
@@ -400,9 +487,9 @@ local function decide(key, spec)
           sets[nsets + 1] = field[i]
           sets[nsets + 2] = encoded
           nsets = nsets + 2
-          local t = ttl(P[i], w, now)
+          local t = ttlOf(P[i], w, now)
           if longest == nil or t > longest then longest = t end
-          if not mayExtend and (states[i] == nil or t > ttl(P[i], states[i], now)) then mayExtend = true end
+          if not mayExtend and (states[i] == nil or t > ttlOf(P[i], states[i], now, blocks[i])) then mayExtend = true end
         end
       end
     end

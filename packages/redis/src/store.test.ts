@@ -1,5 +1,5 @@
 import { createLimiter, RateKitOptionError, type RateLimitStore, resolveLimit } from '@ratekit/core';
-import { ask, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testDifferential, testStore } from '@ratekit/test-utils';
+import { ask, blockingLimit, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testDifferential, testStore } from '@ratekit/test-utils';
 import { type Cluster, Redis } from 'ioredis';
 import { createClient, type createCluster } from 'redis';
 import { DECISION_FUNCTION, DECISION_SCRIPT_SHA, TTL_SLACK_MS } from './scripts.js';
@@ -337,6 +337,54 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await admin.configResetStat();
           expect((await ask(store, { namespace: ns, limits: policy })).allowed).toBe(false);
           expect(await commandCalls(admin)).toEqual({ fcall: 1, time: 1, hget: 1 });
+        });
+
+        it('a refusal that starts a block is one command that writes the block; a refusal during it writes nothing', async () => {
+          const ns = freshNamespace();
+          const policy = limits({ limit: 1, windowMs: 60_000, blockDurationMs: 120_000 });
+          await ask(store, { namespace: ns, limits: policy });
+          await admin.configResetStat();
+          const refused = await ask(store, { namespace: ns, limits: policy });
+          expect([refused.allowed, refused.retryAfterMs]).toEqual([false, 120_000]);
+          expect(await commandCalls(admin)).toEqual({ fcall: 1, time: 1, hget: 1, hset: 1, pttl: 1, pexpire: 1 });
+          const key = store.keyFor('client', ns);
+          const [field] = await admin.hKeys(key);
+          // The fixed window's state, then the blocked-until time (the server clock's now + 120 s).
+          expect((await admin.hGet(key, field!))!.split(',').map(Number)).toEqual([expect.any(Number), 1, refused.nowMs + 120_000]);
+          expect(await admin.pTTL(key)).toBeGreaterThan(120_000);
+          await admin.configResetStat();
+          expect((await ask(store, { namespace: ns, limits: policy })).allowed).toBe(false);
+          expect(await commandCalls(admin)).toEqual({ fcall: 1, time: 1, hget: 1 });
+        });
+
+        it('the script (EVALSHA, as on Redis < 7) blocks as the function does', async () => {
+          const scripted = redisStore({ client: scriptOnly(connection.client), prefix: 'ratekit-rt:', clock: 'caller' });
+          const ns = freshNamespace();
+          for (const [one, two] of [
+            ['fixed-window', 'sliding-log'],
+            ['gcra', 'token-bucket'],
+            ['delay', 'sliding-window'],
+          ] as const) {
+            const policy = limits({ ...blockingLimit(one), name: 'a' }, { ...blockingLimit(two), limit: 3, name: 'b' });
+            const key = `${one}+${two}`;
+            const seen = [];
+            for (const [atMs, cost] of [[0, 1], [0, 1], [0, 1], [2_000, 1], [5_000, 1]] as const) {
+              const d = await ask(scripted, { namespace: ns, key, limits: policy, cost, nowMs: T0 + atMs });
+              seen.push([atMs, d.allowed, d.retryAfterMs, d.limits.map((l) => l.remaining)]);
+            }
+            expect(seen).toEqual([
+              [0, true, 0, [1, 2]],
+              [0, true, 0, [0, 1]],
+              [0, false, 5_000, [0, 1]],
+              [2_000, false, 3_000, [0, expect.any(Number)]],
+              [5_000, true, 0, [1, expect.any(Number)]],
+            ]);
+          }
+          const single = limits(blockingLimit('gcra'));
+          await ask(scripted, { namespace: ns, key: 'one', limits: single });
+          await ask(scripted, { namespace: ns, key: 'one', limits: single });
+          expect((await ask(scripted, { namespace: ns, key: 'one', limits: single })).retryAfterMs).toBe(5_000);
+          expect((await ask(scripted, { namespace: ns, key: 'one', limits: single, nowMs: T0 + 4_000 })).retryAfterMs).toBe(1_000);
         });
       });
 

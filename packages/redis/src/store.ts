@@ -8,6 +8,7 @@ import {
   RateKitOptionError,
   type RateLimitStore,
   type ResolvedLimit,
+  unnamedLimitId,
 } from '@ratekit/core';
 import { DECISION_FUNCTION, DECISION_LIBRARY, DECISION_SCRIPT, DECISION_SCRIPT_SHA } from './scripts.js';
 
@@ -348,17 +349,19 @@ function limitArgument(limit: ResolvedLimit): string {
   const T = limit.emissionIntervalMs;
   // An unnamed limit's id is made of all its parameters (core's resolveLimit), so the state in
   // its field was always written with these; a named limit's may have been written with others.
-  const unnamedId = `${limit.algorithm}:${limit.limit}:${limit.windowMs}:${limit.burst}:${limit.refill}:${limit.maxDelayMs}:${limit.refusedPenaltyCapMs ?? ''}`;
+  const unnamedId = unnamedLimitId(limit.algorithm, limit.limit, limit.windowMs, limit.burst, limit.refill, limit.maxDelayMs, limit.refusedPenaltyCapMs, limit.blockDurationMs);
   const id = `${Buffer.byteLength(limit.id)}${limit.id === unnamedId ? ':' : '='}${limit.id}`;
+  // A limit with a block names its algorithm <algorithm>/<blockDurationMs>.
+  const algorithm = limit.blockDurationMs > 0 ? `${limit.algorithm}/${limit.blockDurationMs}` : limit.algorithm;
   switch (limit.algorithm) {
     case 'gcra':
-      return ` gcra ${T} ${limit.burst * T} ${id}`;
+      return ` ${algorithm} ${T} ${limit.burst * T} ${id}`;
     case 'delay':
-      return ` delay ${T} ${limit.burst * T} ${limit.maxDelayMs} ${limit.refusedPenaltyCapMs ?? '-'} ${id}`;
+      return ` ${algorithm} ${T} ${limit.burst * T} ${limit.maxDelayMs} ${limit.refusedPenaltyCapMs ?? '-'} ${id}`;
     case 'token-bucket':
-      return ` token-bucket ${limit.burst} ${T} ${limit.limit} ${limit.windowMs} ${limit.refill} ${id}`;
+      return ` ${algorithm} ${limit.burst} ${T} ${limit.limit} ${limit.windowMs} ${limit.refill} ${id}`;
     default:
-      return ` ${limit.algorithm} ${limit.limit} ${limit.windowMs} ${id}`;
+      return ` ${algorithm} ${limit.limit} ${limit.windowMs} ${id}`;
   }
 }
 

@@ -285,6 +285,7 @@ export function syncedStore(options: SyncedStoreOptions): SyncedStore {
   function assertSupports(limits: readonly ResolvedLimit[], path: string): void {
     limits.forEach((limit, i) => {
       if (limit.algorithm !== 'fixed-window' && limit.algorithm !== 'sliding-window') throw unsupported(limit, i, path);
+      if (limit.blockDurationMs > 0) throw unblockable(limit, i, path);
     });
   }
 
@@ -295,6 +296,7 @@ export function syncedStore(options: SyncedStoreOptions): SyncedStore {
     for (let i = 0; i < limits.length; i++) {
       const limit = limits[i]!;
       if (limit.algorithm !== 'fixed-window' && limit.algorithm !== 'sliding-window') throw unsupported(limit, i);
+      if (limit.blockDurationMs > 0) throw unblockable(limit, i);
       const counters = entry === undefined ? undefined : slotFor(entry, limit.id, false);
       const W = limit.windowMs;
       const startMs = Math.floor(nowMs / W) * W;
@@ -507,6 +509,18 @@ function unsupported(limit: ResolvedLimit, index: number, path = 'limits'): Rate
     `${path}[${index}].algorithm`,
     `one of ${SYNCED_ALGORITHMS.map((a) => `'${a}'`).join(', ')} (the synced store merges usage by addition, which only window counters allow)`,
     limit.algorithm,
+  );
+}
+
+/**
+ * A block is a per-key "blocked until" time, not a count: nodes cannot merge
+ * it by addition, and a node that had not heard of it would admit the key.
+ */
+function unblockable(limit: ResolvedLimit, index: number, path = 'limits'): RateKitOptionError {
+  return new RateKitOptionError(
+    `${path}[${index}].blockDurationMs`,
+    '0 or unset (the synced store merges usage by addition, and a block is a time, not a count: use a shared store such as @ratekit/redis for blocks)',
+    limit.blockDurationMs,
   );
 }
 

@@ -139,8 +139,14 @@ function show(decision: Decision): string {
   return JSON.stringify(decision, (_, value) => (value === Infinity ? 'Infinity' : value));
 }
 
+/** Options of {@link limitArbitrary} and {@link scheduleArbitrary}. */
+export interface ArbitraryOptions {
+  /** Draw `blockDurationMs` too (a quarter of the limits get one). Off for stores that refuse blocks (`@ratekit/synced`). @default true */
+  blocks?: boolean;
+}
+
 /** Random limits of one algorithm, with the options that algorithm takes. */
-export function limitArbitrary(algorithm: AlgorithmName, name?: string): fc.Arbitrary<LimitOptions> {
+export function limitArbitrary(algorithm: AlgorithmName, name?: string, options: ArbitraryOptions = {}): fc.Arbitrary<LimitOptions> {
   const base = fc.record({
     limit: fc.oneof(fc.integer({ min: 1, max: 12 }), fc.constantFrom(2.5, 7.5)),
     windowMs: fc.oneof(fc.integer({ min: 50, max: 5_000 }), fc.integer({ min: 5_000, max: 3_600_000 })),
@@ -153,6 +159,7 @@ export function limitArbitrary(algorithm: AlgorithmName, name?: string): fc.Arbi
         refill: algorithm === 'token-bucket' ? fc.constantFrom<'continuous' | 'interval'>('continuous', 'interval') : fc.constant(undefined),
         maxDelayMs: algorithm === 'delay' ? fc.option(fc.integer({ min: 0, max: 2 * windowMs }), { nil: undefined }) : fc.constant(undefined),
         refusedPenaltyCapMs: algorithm === 'delay' ? fc.option(fc.integer({ min: 0, max: 3 * windowMs }), { nil: undefined }) : fc.constant(undefined),
+        blockDurationMs: options.blocks === false ? fc.constant(undefined) : fc.option(fc.integer({ min: 0, max: 3 * windowMs }), { nil: undefined, freq: 3 }),
       })
       .map((extra) => {
         const options: LimitOptions = { algorithm, limit, windowMs };
@@ -160,6 +167,7 @@ export function limitArbitrary(algorithm: AlgorithmName, name?: string): fc.Arbi
         if (extra.refill !== undefined) options.refill = extra.refill;
         if (extra.maxDelayMs !== undefined) options.maxDelayMs = extra.maxDelayMs;
         if (extra.refusedPenaltyCapMs !== undefined) options.refusedPenaltyCapMs = extra.refusedPenaltyCapMs;
+        if (extra.blockDurationMs !== undefined) options.blockDurationMs = extra.blockDurationMs;
         if (name !== undefined) options.name = name;
         return options;
       }),
@@ -193,10 +201,10 @@ export function requestsArbitrary(maxLength = 40): fc.Arbitrary<ScheduledRequest
 const startArbitrary = fc.integer({ min: 0, max: 86_400_000 }).map((offset) => 1_700_000_000_000 + offset);
 
 /** Schedules for a policy with one limit per given algorithm. */
-export function scheduleArbitrary(algorithms: readonly AlgorithmName[]): fc.Arbitrary<Schedule> {
+export function scheduleArbitrary(algorithms: readonly AlgorithmName[], options: ArbitraryOptions = {}): fc.Arbitrary<Schedule> {
   const named = algorithms.length > 1;
   return fc.record({
-    limits: fc.tuple(...algorithms.map((a, i) => limitArbitrary(a, named ? `l${i}` : undefined))),
+    limits: fc.tuple(...algorithms.map((a, i) => limitArbitrary(a, named ? `l${i}` : undefined, options))),
     startMs: startArbitrary,
     requests: requestsArbitrary(),
   });

@@ -7,7 +7,7 @@
  *
  * @module
  */
-export { ALGORITHM_TIMELINES, ask, freshNamespace, limits, T0, testStore } from './test-store.js';
+export { ALGORITHM_TIMELINES, ask, BLOCK_TIMELINE, blockingLimit, freshNamespace, limits, T0, testStore } from './test-store.js';
 export type { Ask, StoreTestContext, TestStoreOptions, TimelineRow } from './test-store.js';
 export {
   compareSchedule,
@@ -18,7 +18,7 @@ export {
   scheduleArbitrary,
   testDifferential,
 } from './differential.js';
-export type { DifferentialOptions, Schedule, ScheduledRequest } from './differential.js';
+export type { ArbitraryOptions, DifferentialOptions, Schedule, ScheduledRequest } from './differential.js';
 export { describeWithService, findBinary, inCI, serviceSource } from './services.js';
 export type { RunningServer, ServiceDefinition, ServiceSource } from './services.js';
 export { freePort, onFreePort } from './ports.js';

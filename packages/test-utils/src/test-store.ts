@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import {
   type AlgorithmName,
   type Decision,
@@ -152,14 +153,36 @@ export const ALGORITHM_TIMELINES: Readonly<Record<AlgorithmName, { limit: LimitO
 };
 
 /**
+ * The block timeline every store must reproduce for every algorithm
+ * (`blockDurationMs`, see {@link blockingLimit}): two admitted, the third
+ * refused and blocked for 5,000 ms, refused (and charging nothing) while the
+ * budget refills, admitted again when the block ends. Rows as in
+ * {@link TimelineRow}; `resetMs` is checked by the suite on the refusals.
+ */
+export const BLOCK_TIMELINE: readonly TimelineRow[] = [
+  [0, 1, true, 1],
+  [0, 1, true, 0],
+  [0, 1, false, 0, 5_000],
+  [1_000, 1, false, 0, 4_000],
+  [4_999, 1, false, 0, 1],
+  [5_000, 1, true, 1],
+];
+
+/** The limit of {@link BLOCK_TIMELINE} for an algorithm: 2 per 1,000 ms (delay: burst 2, no delay), blocked 5,000 ms on a refusal. */
+export function blockingLimit(algorithm: AlgorithmName): LimitOptions {
+  return { algorithm, limit: 2, windowMs: 1_000, blockDurationMs: 5_000, ...(algorithm === 'delay' ? { burst: 2, maxDelayMs: 0 } : {}) };
+}
+
+/**
  * The store conformance suite: registers a jest `describe` of the behaviour
  * every {@link RateLimitStore} must have, whatever its backend.
  *
  * It covers counting, cost (fractional and above capacity), expiry, reset,
  * the peek and refund modes, all-or-nothing policies (a refusal charges no
  * limit), limit identity, namespace isolation against crafted keys,
- * concurrency (N + k concurrent requests at a limit of N: exactly k refused)
- * and a timeline of every algorithm. Each test uses its own namespace.
+ * concurrency (N + k concurrent requests at a limit of N: exactly k refused),
+ * a timeline of every algorithm, and blocks (`blockDurationMs`) on every
+ * algorithm and in multi-limit policies. Each test uses its own namespace.
  *
  * @example
  * ```ts
@@ -447,6 +470,7 @@ export function testStore(options: TestStoreOptions): void {
         ['token-bucket', [{ algorithm: 'token-bucket', limit: N, windowMs: HOUR }]],
         ['gcra', [{ algorithm: 'gcra', limit: N, windowMs: HOUR }]],
         ['delay (burst N, no delay allowed)', [{ algorithm: 'delay', limit: N, windowMs: HOUR, burst: N, maxDelayMs: 0 }]],
+        ['fixed-window with blockDurationMs', [{ algorithm: 'fixed-window', limit: N, windowMs: HOUR, blockDurationMs: HOUR }]],
         [
           'a two-limit policy',
           [
@@ -479,6 +503,97 @@ export function testStore(options: TestStoreOptions): void {
             if (delayMs !== undefined) seen.delayMs = round(seen.delayMs);
             expect(seen).toEqual(expected);
           }
+        });
+      });
+
+      describe('blocks (blockDurationMs)', () => {
+        it.each(Object.keys(ALGORITHM_TIMELINES) as AlgorithmName[])('%s: a refusal blocks the key, whatever the budget does meanwhile', async (algorithm) => {
+          const namespace = freshNamespace();
+          const policy = limits(blockingLimit(algorithm));
+          for (const [atMs, cost, allowed, remaining, retryAfterMs] of BLOCK_TIMELINE) {
+            const d = await ask(store(), { namespace, limits: policy, cost, nowMs: T0 + atMs });
+            const seen = { atMs, allowed: d.allowed, remaining: d.remaining, retryAfterMs: round(d.retryAfterMs), tokensPaid: d.limits[0]!.tokensPaid };
+            expect(seen).toEqual({ atMs, allowed, remaining, retryAfterMs: retryAfterMs ?? seen.retryAfterMs, tokensPaid: allowed ? 1 : 0 });
+            // Retry-After and the reset both report the block.
+            if (!allowed) expect(round(d.resetMs)).toBe(retryAfterMs);
+          }
+        });
+
+        it('a blocked key stays blocked for a peek, a refund and another refusal; resetKey lifts the block', async () => {
+          const namespace = freshNamespace();
+          const policy = limits({ algorithm: 'gcra', limit: 1, windowMs: 1_000, blockDurationMs: 60_000 });
+          await ask(store(), { namespace, limits: policy });
+          expect((await ask(store(), { namespace, limits: policy })).retryAfterMs).toBe(60_000);
+          const peek = await ask(store(), { namespace, limits: policy, mode: 'peek', nowMs: T0 + 10_000 });
+          expect([peek.allowed, peek.remaining, peek.retryAfterMs]).toEqual([false, 0, 50_000]);
+          await ask(store(), { namespace, limits: policy, mode: 'refund', nowMs: T0 + 10_000 });
+          // Refused again during the block: the block is not extended.
+          expect((await ask(store(), { namespace, limits: policy, nowMs: T0 + 20_000 })).retryAfterMs).toBe(40_000);
+          expect((await ask(store(), { namespace, limits: policy, nowMs: T0 + 59_999 })).allowed).toBe(false);
+          await store().resetKey('client', namespace, policy);
+          expect((await ask(store(), { namespace, limits: policy, nowMs: T0 + 20_000 })).allowed).toBe(true);
+        });
+
+        it('in a two-limit policy, only the refusing limit is blocked and the refusal charges no limit', async () => {
+          const namespace = freshNamespace();
+          const burst = { algorithm: 'gcra' as const, limit: 1, windowMs: 1_000, blockDurationMs: 30_000, name: 'burst' };
+          const hourly = { limit: 10, windowMs: HOUR, name: 'hourly' };
+          const policy = limits(burst, hourly);
+          expect((await ask(store(), { namespace, limits: policy })).allowed).toBe(true);
+          const refused = await ask(store(), { namespace, limits: policy });
+          expect(refused).toMatchObject({ allowed: false, policy: 'burst', retryAfterMs: 30_000, resetMs: 30_000, remaining: 0 });
+          expect(refused.limits.map((l) => [l.allowed, l.remaining, l.tokensPaid])).toEqual([
+            [false, 0, 0],
+            [true, 9, 0],
+          ]);
+          const during = await ask(store(), { namespace, limits: policy, nowMs: T0 + 15_000 });
+          expect([during.allowed, during.retryAfterMs]).toEqual([false, 15_000]);
+          expect((await ask(store(), { namespace, limits: limits(hourly), mode: 'peek', nowMs: T0 + 15_000 })).remaining).toBe(9);
+          const after = await ask(store(), { namespace, limits: policy, nowMs: T0 + 30_000 });
+          expect(after.limits.map((l) => l.remaining)).toEqual([0, 8]);
+        });
+
+        it('property: after a refusal at t that starts a block, every consume in [t, t + blockDurationMs) is refused and charges nothing', async () => {
+          await fc.assert(
+            fc.asyncProperty(
+              fc.constantFrom(...(Object.keys(ALGORITHM_TIMELINES) as AlgorithmName[])),
+              fc.integer({ min: 1, max: 4 }),
+              fc.integer({ min: 100, max: 5_000 }),
+              fc.integer({ min: 1, max: 10_000 }),
+              fc.array(fc.record({ dt: fc.integer({ min: 0, max: 2_000 }), cost: fc.constantFrom(1, 1, 2, 0.5) }), { minLength: 1, maxLength: 12 }),
+              async (algorithm, limit, windowMs, blockDurationMs, requests) => {
+                const namespace = freshNamespace('prop');
+                const policy = limits({ algorithm, limit, windowMs, blockDurationMs, ...(algorithm === 'delay' ? { burst: limit } : {}) });
+                let t = T0;
+                let blockedUntil = -Infinity;
+                for (const { dt, cost } of requests) {
+                  t += dt;
+                  const d = await ask(store(), { namespace, limits: policy, cost, nowMs: t });
+                  if (t < blockedUntil) {
+                    expect([d.allowed, d.remaining, d.limits[0]!.tokensPaid]).toEqual([false, 0, 0]);
+                    if (d.retryAfterMs !== Infinity) expect(d.retryAfterMs).toBeGreaterThanOrEqual(blockedUntil - t - 1e-6);
+                    // Nothing charged: a peek right after sees what the refusal reported.
+                    const after = await ask(store(), { namespace, limits: policy, cost, mode: 'peek', nowMs: t });
+                    expect([after.allowed, after.remaining, after.resetMs]).toEqual([false, 0, d.resetMs]);
+                  } else if (!d.allowed) {
+                    blockedUntil = t + blockDurationMs;
+                    if (d.retryAfterMs !== Infinity) expect(d.retryAfterMs).toBeGreaterThanOrEqual(blockDurationMs);
+                    expect(d.resetMs).toBeGreaterThanOrEqual(blockDurationMs - 1e-6);
+                  }
+                }
+              },
+            ),
+            { numRuns: 25 },
+          );
+        }, 60_000);
+
+        it('a block outlives the state it was stored with: an idle blocked key is not expired early', async () => {
+          const namespace = freshNamespace();
+          const policy = limits({ limit: 1, windowMs: 1_000, blockDurationMs: 30_000 });
+          await ask(store(), { namespace, limits: policy });
+          await ask(store(), { namespace, limits: policy });
+          expect((await ask(store(), { namespace, limits: policy, nowMs: T0 + 29_000 })).allowed).toBe(false);
+          expect((await ask(store(), { namespace, limits: policy, nowMs: T0 + 30_000 })).allowed).toBe(true);
         });
       });
 
@@ -517,6 +632,20 @@ export function testStore(options: TestStoreOptions): void {
           },
         );
 
+        it('delay with refusedPenaltyCapMs: a refused consume reports the wait-until it stores (resetMs 7,000, as the peek after it), not the one before (6,000)', async () => {
+          const namespace = freshNamespace();
+          const policy = limits({ algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 5_000, refusedPenaltyCapMs: 10_000 });
+          for (let i = 0; i < 6; i++) expect((await ask(store(), { namespace, limits: policy })).allowed).toBe(true);
+          const before = await ask(store(), { namespace, limits: policy, mode: 'peek' });
+          const refused = await ask(store(), { namespace, limits: policy });
+          const after = await ask(store(), { namespace, limits: policy, mode: 'peek' });
+          expect([before, refused, after].map((d) => [d.allowed, round(d.resetMs), round(d.retryAfterMs)])).toEqual([
+            [false, 6_000, 2_000],
+            [false, 7_000, 2_000],
+            [false, 7_000, 3_000],
+          ]);
+        });
+
         it('delay with refusedPenaltyCapMs: a refusal still pushes the wait-until time (the one charge a refusal makes)', async () => {
           const namespace = freshNamespace();
           const policy = limits({ algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 0, refusedPenaltyCapMs: 5_000 });
@@ -545,6 +674,23 @@ export function testStore(options: TestStoreOptions): void {
           expect(refused.retryAfterMs).toBeGreaterThan(0);
           expect(refused.retryAfterMs).toBeLessThanOrEqual(300);
           await new Promise((resolve) => setTimeout(resolve, Math.ceil(refused.retryAfterMs) + 50));
+          expect((await ask(store(), { namespace, limits: policy })).allowed).toBe(true);
+        });
+
+        it('a short real block holds, then lifts once its retryAfterMs has passed', async () => {
+          const namespace = freshNamespace();
+          const policy = limits({ algorithm: 'gcra', limit: 1, windowMs: 50, blockDurationMs: 400 });
+          expect((await ask(store(), { namespace, limits: policy })).allowed).toBe(true);
+          const refused = await ask(store(), { namespace, limits: policy });
+          expect(refused.allowed).toBe(false);
+          expect(refused.retryAfterMs).toBe(400);
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          // The GCRA budget is back; the block is not.
+          const during = await ask(store(), { namespace, limits: policy });
+          expect(during.allowed).toBe(false);
+          expect(during.retryAfterMs).toBeGreaterThan(0);
+          expect(during.retryAfterMs).toBeLessThanOrEqual(300);
+          await new Promise((resolve) => setTimeout(resolve, Math.ceil(during.retryAfterMs) + 50));
           expect((await ask(store(), { namespace, limits: policy })).allowed).toBe(true);
         });
       });

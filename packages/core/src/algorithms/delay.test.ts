@@ -50,6 +50,36 @@ describe('delay', () => {
     });
   });
 
+  describe('a refused consume reports the wait-until it stores (penalty included)', () => {
+    const options: LimitOptions = { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 5_000, refusedPenaltyCapMs: 10_000 };
+
+    it('timeline: the 7th hit waits 6 s, is refused, stores 7 s and reports resetMs 7,000, as the peek after it does', () => {
+      const limiter = clockedLimiter(options);
+      for (let i = 0; i < 6; i++) limiter.consume(T0);
+      const rows = [
+        ['peek before', limiter.peek(T0)],
+        ['refused consume', limiter.consume(T0)],
+        ['peek after', limiter.peek(T0)],
+      ] as const;
+      expect(rows.map(([what, d]) => [what, d.allowed, d.resetMs, d.retryAfterMs])).toEqual([
+        // Before: the queue ahead is 6 s (a peek writes nothing, so no penalty yet).
+        ['peek before', false, 6_000, 2_000],
+        // The refusal pushes the wait-until to 7 s and says so (it used to report 6,000).
+        ['refused consume', false, 7_000, 2_000],
+        ['peek after', false, 7_000, 3_000],
+      ]);
+    });
+
+    it('with blockDurationMs as well: the block and the penalty both show', () => {
+      const limiter = clockedLimiter({ ...options, blockDurationMs: 20_000 });
+      for (let i = 0; i < 6; i++) limiter.consume(T0);
+      expect(limiter.consume(T0)).toMatchObject({ allowed: false, resetMs: 20_000, retryAfterMs: 20_000 });
+      expect(limiter.peek(T0 + 19_999)).toMatchObject({ allowed: false, retryAfterMs: 1 });
+      // At 20 s the penalised wait-until (7 s) is long past: admitted without delay.
+      expect(limiter.consume(T0 + 20_000)).toMatchObject({ allowed: true, delayMs: 0 });
+    });
+  });
+
   describe('without refusedPenaltyCapMs', () => {
     const options: LimitOptions = { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 5_000 };
 

@@ -1,3 +1,4 @@
+import { ttlWithBlock } from './block.js';
 import { advanceTat, refundTat } from './theoretical-arrival.js';
 import { EPSILON } from './tolerance.js';
 import type { Algorithm, Step } from './types.js';
@@ -49,6 +50,6 @@ export const delay: Algorithm = {
   refund: refundTat,
 
   ttlMs(state, _limit, nowMs) {
-    return state[0]! - nowMs;
+    return ttlWithBlock(state, 'delay', state[0]! - nowMs, nowMs);
   },
 };

@@ -1,4 +1,5 @@
 import type { Algorithm, LimitState, Step } from './types.js';
+import { ttlWithBlock } from './block.js';
 import { EPSILON } from './tolerance.js';
 
 /**
@@ -43,6 +44,6 @@ export const fixedWindow: Algorithm = {
   },
 
   ttlMs(state, limit, nowMs) {
-    return state[0]! + limit.windowMs - nowMs;
+    return ttlWithBlock(state, 'fixed-window', state[0]! + limit.windowMs - nowMs, nowMs);
   },
 };

@@ -1,3 +1,4 @@
+import { ttlWithBlock } from './block.js';
 import { advanceTat, refundTat } from './theoretical-arrival.js';
 import { EPSILON } from './tolerance.js';
 import type { Algorithm, Step } from './types.js';
@@ -45,6 +46,6 @@ export const gcra: Algorithm = {
   refund: refundTat,
 
   ttlMs(state, _limit, nowMs) {
-    return state[0]! - nowMs;
+    return ttlWithBlock(state, 'gcra', state[0]! - nowMs, nowMs);
   },
 };

@@ -1,4 +1,5 @@
 import type { Algorithm, LimitState, Step } from './types.js';
+import { ttlWithBlock } from './block.js';
 import { EPSILON } from './tolerance.js';
 
 /**
@@ -56,16 +57,22 @@ export const slidingLog: Algorithm = {
   },
 
   ttlMs(state, limit, nowMs) {
-    return state.length === 0 ? 0 : state[state.length - 2]! + limit.windowMs - nowMs;
+    const n = state.length - (state.length & 1);
+    return ttlWithBlock(state, 'sliding-log', n === 0 ? 0 : state[n - 2]! + limit.windowMs - nowMs, nowMs);
   },
 };
 
-/** The entries that arrived after `cutoffMs`. Does not mutate; returns `state` itself when nothing is dropped. */
+/**
+ * The entries that arrived after `cutoffMs`. Does not mutate; returns `state`
+ * itself when nothing is dropped. A trailing odd number (a block, see
+ * `block.ts`) is not an entry: it is left out.
+ */
 function prune(state: LimitState | undefined, cutoffMs: number): LimitState {
   if (state === undefined) return [];
+  const n = state.length - (state.length & 1);
   let i = 0;
-  while (i < state.length && state[i]! <= cutoffMs) i += 2;
-  return i === 0 ? state : state.slice(i);
+  while (i < n && state[i]! <= cutoffMs) i += 2;
+  return i === 0 && n === state.length ? state : state.slice(i, n);
 }
 
 function sumCosts(state: LimitState | undefined): number {

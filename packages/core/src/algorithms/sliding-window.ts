@@ -1,4 +1,5 @@
 import type { Algorithm, LimitState, Step } from './types.js';
+import { ttlWithBlock } from './block.js';
 import { EPSILON } from './tolerance.js';
 
 /**
@@ -51,7 +52,7 @@ export const slidingWindow: Algorithm = {
   },
 
   ttlMs(state, limit, nowMs) {
-    return state[0]! + 2 * limit.windowMs - nowMs;
+    return ttlWithBlock(state, 'sliding-window', state[0]! + 2 * limit.windowMs - nowMs, nowMs);
   },
 };
 

@@ -89,6 +89,10 @@ export function clockedLimiter(limits: LimitOptions | LimitOptions[]) {
       t = tMs;
       return sync(limiter.refund('k', { cost }));
     },
+    /** Forgets the key (`limiter.reset`). */
+    reset(): void {
+      void limiter.reset('k');
+    },
   };
 }
 

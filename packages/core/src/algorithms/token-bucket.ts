@@ -1,5 +1,6 @@
 import type { ResolvedLimit } from '../limit.js';
 import type { Algorithm, LimitState, Step } from './types.js';
+import { ttlWithBlock } from './block.js';
 import { EPSILON } from './tolerance.js';
 
 /**
@@ -47,7 +48,7 @@ export const tokenBucket: Algorithm = {
 
   ttlMs(state, limit, nowMs) {
     const { tokens, atMs } = refill(state, limit, nowMs);
-    return timeToTokens(limit, atMs, nowMs, limit.burst - tokens);
+    return ttlWithBlock(state, 'token-bucket', timeToTokens(limit, atMs, nowMs, limit.burst - tokens), nowMs);
   },
 };
 

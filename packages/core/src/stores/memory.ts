@@ -3,7 +3,7 @@ import { algorithms } from '../algorithms/index.js';
 import type { LimitState } from '../algorithms/types.js';
 import { type Decision, decideOne } from '../decision.js';
 import type { ResolvedLimit } from '../limit.js';
-import { evaluateLimit, evaluatePolicy, UNCHANGED } from '../policy.js';
+import { evaluateLimit, evaluatePolicy, stepLimit, UNCHANGED } from '../policy.js';
 import { assertInteger, assertNonNegative } from '../validate.js';
 import { memoryEvictChannel } from '../events.js';
 import { GuardedKeys } from './eviction.js';
@@ -196,7 +196,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     if (limits.length === 1 && mode !== 'refund') {
       // One limit: no per-limit arrays.
       const limit = limits[0]!;
-      if (mode === 'consume' && !(entry instanceof Slots) && isPrimary(namespace, limit)) {
+      if (mode === 'consume' && limit.blockDurationMs === 0 && !(entry instanceof Slots) && isPrimary(namespace, limit)) {
         // The hottest path, an admitted consume on a key with one state: what evaluateLimit
         // does in that case (store `next`, report the charged step), without its wrapper object.
         const step = algorithms[limit.algorithm].step(entry, limit, request.cost, request.nowMs);
@@ -239,7 +239,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   function budgetLeft(entry: Entry, atMs: number): number {
     const left = (state: LimitState | undefined, limit: ResolvedLimit | undefined) => {
       if (state === undefined || limit === undefined) return 1;
-      const step = algorithms[limit.algorithm].step(state, limit, 0, atMs);
+      const step = stepLimit(state, limit, 0, atMs); // a blocked key has nothing left
       return step.tokensAfter / step.capacity;
     };
     if (!(entry instanceof Slots)) return left(entry, primaryLimit);
