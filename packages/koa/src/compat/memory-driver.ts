@@ -29,9 +29,13 @@ export interface MemoryEntry {
  * next request.
  *
  * Bounded (ratekit's addition; upstream's Map grows for ever): when a new
- * window makes the Map hold more than `maxKeys` entries, the oldest windows
- * are dropped first (a Map keeps insertion order, and a renewed window is
- * moved to the end), which are the ones nearest to their end.
+ * window makes the Map hold more than `maxKeys` entries, one sweep brings it
+ * down to 90 % of `maxKeys` (so sweeps are rare), dropping the state closest
+ * to a fresh one first: ended windows, then windows with at least half their
+ * budget left, then any with budget left, and refused keys last of all, each
+ * group oldest window first. So a flood of new keys, which each hold a
+ * nearly full budget, cannot push out a refused key and hand it a new
+ * window; only a flood of keys that have each spent their whole budget can.
  *
  * @param now - the clock, Unix epoch ms (default `Date.now`, read at call time so fake timers apply)
  */
@@ -58,7 +62,7 @@ export class MemoryDriver implements Driver {
       // Delete first, so a renewed window moves to the end of the Map's order (oldest first).
       this.#db.delete(key);
       this.#db.set(key, opened);
-      this.#evict();
+      this.#evict(key);
       return opened;
     }
     entry.remaining = entry.remaining > 0 ? entry.remaining - 1 : 0;
@@ -69,12 +73,29 @@ export class MemoryDriver implements Driver {
     this.#db.delete(key);
   }
 
-  #evict(): void {
+  /** Brings the Map back under `maxKeys`, never dropping `newest` (the window just opened). */
+  #evict(newest: string): void {
     const db = this.#db;
-    while (db.size > this.#maxKeys) {
-      const oldest = db.keys().next();
-      if (oldest.done === true) return;
-      db.delete(oldest.value);
+    if (db.size <= this.#maxKeys) return;
+    const target = Math.max(1, this.#maxKeys - Math.floor(this.#maxKeys / 10));
+    const nowSeconds = this.#now() / 1e3;
+    // Pass 0: ended windows; 1: half the budget or more left; 2: any budget left; 3: refused.
+    for (let pass = 0; pass < 4 && db.size > target; pass++) {
+      for (const [key, value] of db) {
+        if (db.size <= target) return;
+        if (key !== newest && evictableIn(pass, value, nowSeconds)) db.delete(key);
+      }
     }
   }
+}
+
+/** Whether an entry goes in eviction pass `pass` (anything that is not an entry goes in the first). */
+function evictableIn(pass: number, value: unknown, nowSeconds: number): boolean {
+  const entry = value as Partial<MemoryEntry> | null;
+  if (typeof entry !== 'object' || entry === null || typeof entry.reset !== 'number' || entry.reset < nowSeconds) return true;
+  const remaining = typeof entry.remaining === 'number' ? entry.remaining : 0;
+  const total = typeof entry.total === 'number' && entry.total > 0 ? entry.total : 1;
+  if (pass === 1) return remaining * 2 >= total;
+  if (pass === 2) return remaining > 0;
+  return pass === 3;
 }

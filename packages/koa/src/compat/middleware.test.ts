@@ -2,7 +2,7 @@ import Koa from 'koa';
 import Koa2 from 'koa2';
 import request from 'supertest';
 import { ratelimit } from '../rate-limit.js';
-import type { MemoryEntry } from './memory-driver.js';
+import { MemoryDriver, type MemoryEntry } from './memory-driver.js';
 
 // The incumbent, for side-by-side specifications: same options, same requests, same answers.
 const upstream = require('koa-ratelimit') as (options: Record<string, unknown>) => Koa.Middleware;
@@ -149,12 +149,34 @@ describe.each([
       await get().expect(429);
     });
 
-    it('holds at most maxKeys keys, dropping the oldest windows first', async () => {
+    it('holds at most maxKeys keys: past it, one sweep drops to 90 %, oldest windows first among equals', async () => {
       const db = new Map();
-      const { app } = harness(App, ours({ db, max: 1, maxKeys: 3, id: (ctx: Koa.Context) => ctx.get('x-user') }));
-      for (const user of ['a', 'b', 'c', 'd']) await request(app.callback()).get('/').set('x-user', user).expect(200);
-      expect([...db.keys()]).toEqual(['limit:b', 'limit:c', 'limit:d']);
-      await request(app.callback()).get('/').set('x-user', 'd').expect(429);
+      const { app } = harness(App, ours({ db, max: 1, maxKeys: 10, id: (ctx: Koa.Context) => ctx.get('x-user') }));
+      for (let user = 0; user < 11; user++) await request(app.callback()).get('/').set('x-user', String(user)).expect(200);
+      expect([...db.keys()]).toEqual(['limit:2', 'limit:3', 'limit:4', 'limit:5', 'limit:6', 'limit:7', 'limit:8', 'limit:9', 'limit:10']);
+      await request(app.callback()).get('/').set('x-user', '10').expect(429);
+    });
+
+    it('a key flood cannot hand a refused key a new window: it outlives 10 x maxKeys one-request keys', () => {
+      const db = new Map<unknown, unknown>();
+      const maxKeys = 1_000;
+      const driver = new MemoryDriver(db, 5, 60_000, maxKeys, () => 1_000_000);
+      for (let i = 0; i < 5; i++) driver.get('limit:victim', 'victim');
+      expect(driver.get('limit:victim', 'victim').remaining).toBe(0); // refused
+      for (let i = 0; i < 10 * maxKeys; i++) driver.get(`limit:flood-${i}`, `flood-${i}`);
+      expect(db.size).toBeLessThanOrEqual(maxKeys);
+      expect(driver.get('limit:victim', 'victim').remaining).toBe(0); // still refused, same window
+    });
+
+    it('drops ended windows before any open one', () => {
+      let nowMs = 0;
+      const db = new Map<unknown, unknown>();
+      const driver = new MemoryDriver(db, 5, 1_000, 10, () => nowMs);
+      for (let i = 0; i < 5; i++) driver.get(`limit:old-${i}`, i);
+      nowMs = 2_000; // the five old windows have ended
+      for (let i = 0; i < 6; i++) driver.get(`limit:new-${i}`, i);
+      // 11 keys > 10: the sweep drops to 9, taking the two oldest ended windows and no open one.
+      expect([...db.keys()]).toEqual(['limit:old-2', 'limit:old-3', 'limit:old-4', ...[0, 1, 2, 3, 4, 5].map((i) => `limit:new-${i}`)]);
     });
 
     it('opens a new window once the old one has ended', async () => {
