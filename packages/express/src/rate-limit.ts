@@ -1,8 +1,8 @@
 import type { Decision, MaybePromise } from '@ratekit/core';
 import type { NextFunction, Request, Response } from 'express';
-import { counterMiddleware, refuseOverLimit } from './counter.js';
+import { counterMiddleware, refuseOverLimit } from './compat/counter.js';
 import { isThenable } from './maybe.js';
-import { type Config, resolveOptions } from './options.js';
+import { type Config, resolveOptions } from './compat/options.js';
 import { rateKitMiddleware } from './ratekit.js';
 import type { ClientRateLimitInfo, RateLimitOptions, RateLimitRequestHandler } from './types.js';
 

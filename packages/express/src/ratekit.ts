@@ -1,10 +1,10 @@
 import { type Decision, type MaybePromise, RateKitError, rateLimitHeaders } from '@ratekit/core';
 import type { NextFunction, Request, Response } from 'express';
-import { writeHeaders } from './headers.js';
-import { keyError } from './key.js';
+import { writeHeaders } from './compat/headers.js';
+import { keyError } from './compat/key.js';
 import { after, isThenable } from './maybe.js';
-import type { RateKitConfig } from './options.js';
-import { uncountWhenSkipped, watchResponse } from './skip-requests.js';
+import type { RateKitConfig } from './compat/options.js';
+import { uncountWhenSkipped, watchResponse } from './compat/skip-requests.js';
 import type { RateLimitInfo } from './types.js';
 
 /** The header that shows how long a request was held (delay algorithm, slowDown), in ms. */

@@ -1,8 +1,8 @@
 import { isIPv6 } from 'node:net';
 import { ipKeyGenerator, RateKitError } from '@ratekit/core';
 import type { Request, Response } from 'express';
-import { isThenable } from './maybe.js';
-import type { ValueDeterminingMiddleware, ValueOrPromise } from './types.js';
+import { isThenable } from '../maybe.js';
+import type { ValueDeterminingMiddleware, ValueOrPromise } from '../types.js';
 import type { Validations } from './validations.js';
 
 /** Turns a request into its key. The default generator returns `undefined` when the request has no IP. */

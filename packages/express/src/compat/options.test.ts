@@ -1,8 +1,8 @@
 import { memoryStore, RateKitOptionError } from '@ratekit/core';
 import { MemoryStore } from './memory-store.js';
 import { type Config, type CounterConfig, type RateKitConfig, resolveOptions } from './options.js';
-import { rateLimit } from './rate-limit.js';
-import type { Logger, RateLimitOptions } from './types.js';
+import { rateLimit } from '../rate-limit.js';
+import type { Logger, RateLimitOptions } from '../types.js';
 
 /** Collects what the configuration checks log. */
 function recordingLogger() {

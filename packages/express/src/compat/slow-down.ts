@@ -1,10 +1,10 @@
 import { RateKitOptionError } from '@ratekit/core';
 import { type Counted, counterMiddleware, type Outcome } from './counter.js';
-import { after } from './maybe.js';
+import { after } from '../maybe.js';
 import { type CounterConfig, type Flavour, resolveOptions } from './options.js';
-import { withInstanceMethods } from './rate-limit.js';
-import { DELAY_HEADER } from './ratekit.js';
-import type { DelayFn, SlowDownInfo, SlowDownOptions, SlowDownRequestHandler, ValueDeterminingMiddleware } from './types.js';
+import { withInstanceMethods } from '../rate-limit.js';
+import { DELAY_HEADER } from '../ratekit.js';
+import type { DelayFn, SlowDownInfo, SlowDownOptions, SlowDownRequestHandler, ValueDeterminingMiddleware } from '../types.js';
 import { ValidationError } from './validations.js';
 
 /** The longest delay Node's `setTimeout` accepts, 2³¹ − 1 ms. */

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
-import { attempt, isThenable } from './maybe.js';
-import type { ValueDeterminingMiddleware } from './types.js';
+import { attempt, isThenable } from '../maybe.js';
+import type { ValueDeterminingMiddleware } from '../types.js';
 
 /** How a response ended, watched from the start of the request. */
 export interface ResponseWatch {

@@ -1,5 +1,5 @@
 import { type MemoryStore as CoreMemoryStore, memoryStore, type ResolvedLimit, resolveLimit } from '@ratekit/core';
-import type { ClientRateLimitInfo, Options, Store } from './types.js';
+import type { ClientRateLimitInfo, Options, Store } from '../types.js';
 import type { Validations } from './validations.js';
 
 /** The counter's ceiling: a fixed window so wide it never refuses, so every hit counts (express-rate-limit's store counts, the middleware decides). */

@@ -6,7 +6,7 @@ import express5, { type Express, type Request, type Response } from 'express';
 import { slowDown as realSlowDown } from 'express-slow-down';
 import request from 'supertest';
 import { slowDown } from './slow-down.js';
-import type { Logger, SlowDownOptions } from './types.js';
+import type { Logger, SlowDownOptions } from '../types.js';
 
 const express4: typeof express5 = require('express4');
 

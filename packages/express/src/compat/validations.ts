@@ -12,7 +12,7 @@
  */
 import { isIP } from 'node:net';
 import type { Request } from 'express';
-import type { EnabledValidations, Logger, Store } from './types.js';
+import type { EnabledValidations, Logger, Store } from '../types.js';
 
 /**
  * A configuration problem, as express-rate-limit reports it: `code`

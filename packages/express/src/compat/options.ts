@@ -36,7 +36,7 @@ import type {
   ResolvedRateLimitOptions,
   Store,
   ValueDeterminingMiddleware,
-} from './types.js';
+} from '../types.js';
 import { createValidations, type Validations } from './validations.js';
 
 /** Options that only ratekit mode has: any of them selects it. */

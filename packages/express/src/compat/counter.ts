@@ -1,10 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
 import { type CountedState, counterRetryAfter, writeLegacyCounterHeaders, writeStandardCounterHeaders } from './headers.js';
 import { keyError } from './key.js';
-import { after, isThenable } from './maybe.js';
+import { after, isThenable } from '../maybe.js';
 import type { CounterConfig } from './options.js';
 import { type ResponseWatch, uncountWhenSkipped, watchResponse } from './skip-requests.js';
-import type { ClientRateLimitInfo, RateLimitInfo } from './types.js';
+import type { ClientRateLimitInfo, RateLimitInfo } from '../types.js';
 
 /** A counted request, handed to the outcome once its info and headers are set. */
 export interface Counted {
