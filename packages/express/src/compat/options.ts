@@ -22,6 +22,7 @@ import {
   type StoreErrorPolicy,
 } from '@ratekit/core';
 import type { Request, Response } from 'express';
+import { ConsoleLogger as consoleLogger } from './console-logger.js';
 import { defaultHandler } from './handler.js';
 import { defaultKeyGenerator, type KeyFunction } from './key.js';
 import { attachValidations, MemoryStore, type SyncCounter, syncCounter } from './memory-store.js';
@@ -42,11 +43,6 @@ import { createValidations, type Validations } from './validations.js';
 /** Options that only ratekit mode has: any of them selects it. */
 const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError'] as const;
 
-/** The default logger: the console, message first (express-rate-limit's argument order). */
-export const consoleLogger: Logger = {
-  warn: (error, message) => (message === undefined ? console.warn(error) : console.warn(message, error)),
-  error: (error, message) => (message === undefined ? console.error(error) : console.error(message, error)),
-};
 
 /** How the standard headers are to be sent. */
 export interface StandardHeaderSetting {
