@@ -51,7 +51,7 @@ export function rateLimit(options: RateLimitOptions = {}): RateLimitRequestHandl
  * `getKey` (the store's, bound; `getKey` throws synchronously when the store
  * has no `get`), and `limiter` (ratekit mode).
  */
-export function withInstanceMethods(handle: (req: Request, res: Response, next: NextFunction) => void, config: Config): RateLimitRequestHandler {
+export function withInstanceMethods(handle: (req: Request, res: Response, next: NextFunction) => Promise<void>, config: Config): RateLimitRequestHandler {
   if (config.mode === 'ratekit') {
     const { limiter } = config;
     return Object.assign(handle, {

@@ -95,7 +95,7 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
   };
 
   /** Records the delay, shows it, and passes the request on once it has passed (never, if the client leaves first). */
-  function hold({ req, res, next }: Counted, delay: number): void {
+  function hold({ req, res, next, done }: Counted, delay: number): void {
     (req as unknown as Record<string, SlowDownInfo>)[config.requestPropertyName]!.delay = delay;
     if (delayHeader && !res.headersSent) res.setHeader(DELAY_HEADER, String(Math.ceil(delay)));
     if (delay <= 0) {
@@ -103,7 +103,10 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
       return;
     }
     const timer = setTimeout(() => next(), delay);
-    res.once('close', () => clearTimeout(timer));
+    res.once('close', () => {
+      clearTimeout(timer);
+      done();
+    });
   }
 
   return withInstanceMethods(counterMiddleware(config, outcome), config);

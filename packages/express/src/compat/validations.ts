@@ -220,7 +220,8 @@ const checks = {
     }
   },
 
-  headersDraftVersion(_version: unknown): void {
+  headersDraftVersion(version: unknown): void {
+    if (typeof version === 'string' && ERL_DRAFTS.split(', ').includes(version)) return;
     throw new ValidationError(
       'ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION',
       `standardHeaders: only the following versions of the IETF draft specification are supported: ${ERL_DRAFTS}.`,
