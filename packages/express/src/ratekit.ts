@@ -130,9 +130,9 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
     const done = new Promise<void>((resolve) => {
       settle = resolve;
     });
-    const proceed = ((error?: unknown) => {
+    const proceed = ((...args: [unknown?]) => {
       settle();
-      next(error);
+      next(...(args as []));
     }) as NextFunction;
     try {
       const { skip } = config;

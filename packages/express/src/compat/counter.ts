@@ -159,9 +159,9 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
     const done = new Promise<void>((resolve) => {
       settle = resolve;
     });
-    const proceed = ((error?: unknown) => {
+    const proceed = ((...args: [unknown?]) => {
       settle();
-      next(error);
+      next(...(args as []));
     }) as NextFunction;
     const fail = (error: unknown) => proceed(error);
     let watch: ResponseWatch | undefined;
