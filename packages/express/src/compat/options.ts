@@ -1,25 +1,14 @@
 import {
-  ALGORITHMS,
-  type AlgorithmName,
   assertFunction,
   assertNonEmptyString,
   assertObject,
-  assertOneOf,
   assertPolicyName,
-  assertPositive,
-  createLimiter,
   DEFAULT_REFUSAL_MESSAGE,
   defaultPolicyName,
-  type HeaderOptions,
   type Limiter,
-  type LimitOptions,
-  type LimitsOption,
-  type RateKitError,
   RateKitOptionError,
-  resolveHeaderOptions,
   STANDARD_HEADER_DRAFTS,
   type StandardHeaders,
-  type StoreErrorPolicy,
 } from '@ratekit/core';
 import type { Request, Response } from 'express';
 import { ConsoleLogger as consoleLogger } from './console-logger.js';
@@ -40,10 +29,7 @@ import type {
   ValueDeterminingMiddleware,
 } from '../types.js';
 import { createValidations, type Validations } from './validations.js';
-
-/** Options that only ratekit mode has: any of them selects it. */
-const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError'] as const;
-
+import { RATEKIT_OPTIONS, type RateKitConfig, resolveRateKit } from '../ratekit-options.js';
 
 /** How the standard headers are to be sent. */
 export interface StandardHeaderSetting {
@@ -89,20 +75,8 @@ export interface CounterConfig extends CommonConfig {
   readonly passOnStoreError: boolean;
 }
 
-/** ratekit mode: a core limiter decides. */
-export interface RateKitConfig extends CommonConfig {
-  readonly mode: 'ratekit';
-  readonly limiter: Limiter<Request>;
-  /** True when `limits` or `cost` is a function, so the limiter needs the request as context. */
-  readonly needsContext: boolean;
-  /** Options for core's `rateLimitHeaders()`; `partitionKey` is set per request right before the synchronous call. */
-  readonly headers: HeaderOptions | undefined;
-  readonly onError: (error: RateKitError) => void;
-  /** The namespace, for the double-count check. */
-  readonly prefix: string;
-}
-
 export type Config = CounterConfig | RateKitConfig;
+export type { RateKitConfig };
 
 /** Which middleware the options are for: slowDown has its own defaults and extra options. */
 export interface Flavour {
@@ -272,96 +246,6 @@ function resolveCounter(
     }
   }
   return Object.freeze({ ...common, public: publicOptions, limit, store, counter: syncCounter(store) });
-}
-
-function resolveRateKit(
-  options: Partial<Options>,
-  given: Record<string, unknown>,
-  resolved: Record<string, unknown>,
-  common: Omit<RateKitConfig, 'public' | 'limiter' | 'needsContext' | 'headers' | 'onError' | 'prefix'>,
-  flavour: Flavour,
-): RateKitConfig {
-  if (flavour.name === 'slowDown') {
-    const option = RATEKIT_OPTIONS.find((name) => given[name] !== undefined) ?? 'store';
-    throw new RateKitOptionError(option, "unset in slowDown(), which counts requests as express-slow-down does (for ratekit's delay algorithm use rateLimit({ algorithm: 'delay' }))", given[option]);
-  }
-  if (typeof options.limit === 'function' || typeof options.max === 'function') {
-    const name = typeof options.limit === 'function' ? 'limit' : 'max';
-    throw new RateKitOptionError(name, 'a number in ratekit mode (for limits per request use `limits: (req) => ({ limit, windowMs })`)', options[name]);
-  }
-  if (options.store !== undefined && !isRateKitStore(options.store)) {
-    throw new RateKitOptionError('store', 'a ratekit RateLimitStore when ratekit options are used (an express-rate-limit store only counts hits; wrap a ratekit store in RateKitStore for the other direction)', options.store);
-  }
-  if (typeof options.identifier === 'function') {
-    throw new RateKitOptionError('identifier', 'a string in ratekit mode (name each limit instead)', options.identifier);
-  }
-  if (options.passOnStoreError !== undefined && options.onStoreError !== undefined) {
-    throw new RateKitOptionError('passOnStoreError', 'unset when `onStoreError` is given', options.passOnStoreError);
-  }
-
-  const limits = policyOf(given, options);
-  const onError = (options.onError as ((error: RateKitError) => void) | undefined) ?? ((error: RateKitError) => common.logger.error(error));
-  assertFunction('onError', onError as unknown);
-  const onStoreError: StoreErrorPolicy | undefined = options.onStoreError ?? (options.passOnStoreError === true ? 'allow' : undefined);
-  const prefix = options.prefix ?? '';
-
-  // The core validates limits, cost, store, prefix, onStoreError, storeTimeoutMs and now, and names the option.
-  const limiter = createLimiter<Request>({
-    limits,
-    store: options.store as never,
-    prefix,
-    cost: options.cost,
-    now: common.now,
-    onStoreError,
-    storeTimeoutMs: options.storeTimeoutMs,
-    onError,
-  });
-  common.validations.creationStack({ localKeys: !limiter.store.shared });
-
-  const first = typeof limits === 'function' ? undefined : Array.isArray(limits) ? (limits as readonly LimitOptions[])[0] : (limits as LimitOptions);
-  resolved['windowMs'] = first?.windowMs ?? common.windowMs;
-  resolved['limit'] = first?.limit ?? resolved['limit'];
-  resolved['algorithm'] = first?.algorithm ?? 'fixed-window';
-  resolved['store'] = limiter.store;
-  const headers = common.legacyHeaders || common.standard.draft !== false || common.standard.unsupported ? headerOptions(common) : undefined;
-
-  return Object.freeze({
-    ...common,
-    public: freezePublic(resolved, 'ratekit', limiter),
-    limiter,
-    needsContext: typeof limits === 'function' || typeof options.cost === 'function',
-    headers,
-    onError,
-    prefix,
-  });
-}
-
-/** The policy: `limits` as given, or one limit from `windowMs`, `limit`, `algorithm` and `identifier`. */
-function policyOf(given: Record<string, unknown>, options: Partial<Options>): LimitsOption<Request> {
-  if (options.limits !== undefined) {
-    for (const name of ['windowMs', 'limit', 'max', 'algorithm', 'identifier'] as const) {
-      if (given[name] !== undefined) {
-        throw new RateKitOptionError(name, `unset when \`limits\` is given (set \`${name === 'identifier' ? 'name' : name === 'max' ? 'limit' : name}\` in each limit instead)`, given[name]);
-      }
-    }
-    return options.limits;
-  }
-  const windowMs = options.windowMs ?? 60_000;
-  assertPositive('windowMs', windowMs, ' of milliseconds');
-  const limit = (options.limit ?? options.max ?? 5) as number;
-  assertPositive(options.limit === undefined && options.max !== undefined ? 'max' : 'limit', limit);
-  const algorithm: AlgorithmName = options.algorithm ?? 'fixed-window';
-  assertOneOf('algorithm', algorithm, ALGORITHMS);
-  const limitOptions: LimitOptions = { algorithm, limit, windowMs };
-  if (typeof options.identifier === 'string') limitOptions.name = options.identifier;
-  return limitOptions;
-}
-
-/** Core header options for ratekit mode; one List value per field, appended per limiter. */
-function headerOptions(common: Pick<CommonConfig, 'legacyHeaders' | 'standard'>): HeaderOptions {
-  const base = resolveHeaderOptions({ standardHeaders: common.standard.draft, legacyHeaders: common.legacyHeaders, combineLists: true });
-  // An unsupported draft still turns Retry-After on, as express-rate-limit does.
-  return { ...base, retryAfter: common.standard.unsupported ? true : undefined };
 }
 
 /** The drafts express-rate-limit v8 writes; ratekit mode also knows core's later ones. */
