@@ -24,10 +24,16 @@ import type { ClientRateLimitInfo, RateLimitOptions, RateLimitRequestHandler } f
  * limiter decides with any algorithm, several limits all-or-nothing and costs;
  * a refusal charges nothing.
  *
- * The middleware carries `resetKey(key)` and `getKey(key)` (the store's, as
- * in express-rate-limit) and, in ratekit mode, `limiter`.
+ * The middleware returns a promise, as express-rate-limit's does: it settles
+ * once the request has been passed on or answered and, when the response has
+ * already ended, once the skip options have taken the hit back; it never
+ * rejects. It carries `resetKey(key)` and `getKey(key)` (the store's, as in
+ * express-rate-limit) and, in ratekit mode, `limiter`.
  *
- * @throws {RateKitOptionError} when an option has the wrong type or ratekit options conflict (code `ERR_RATEKIT_INVALID_OPTION`), here, not per request
+ * In express-rate-limit mode, options of the wrong type are taken as
+ * express-rate-limit takes them (its checks log; the value is used as given).
+ *
+ * @throws {RateKitOptionError} in ratekit mode, when an option has the wrong type or ratekit options conflict (code `ERR_RATEKIT_INVALID_OPTION`), here, not per request
  * @throws {TypeError} for an invalid `store` or `logger`, with express-rate-limit's messages
  * @see docs/migrating/express-rate-limit.md for every difference from express-rate-limit
  * @example
