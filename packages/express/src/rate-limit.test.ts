@@ -339,6 +339,22 @@ describe.each([
       expect((await request(whole).get('/').set('X-Forwarded-For', '2001:db8::2')).status).toBe(200);
     });
 
+    it('with a fractional ipv6Subnet: logs ERR_ERL_IPV6_SUBNET when built, limits IPv4 clients, and sends an IPv6 client’s request to next(err), as express-rate-limit does', async () => {
+      const errors: Array<{ code?: string }> = [];
+      const logger: Logger = { warn: () => undefined, error: (e) => errors.push(e as { code?: string }) };
+      let ip = '192.0.2.1';
+      const app = appWith({ limit: 1, ipv6Subnet: 48.5, logger, validate: { ip: false } }, (a) =>
+        a.use((req, _res, next) => {
+          Object.defineProperty(req, 'ip', { value: ip });
+          next();
+        }),
+      );
+      expect(errors.map((e) => e.code)).toEqual(['ERR_ERL_IPV6_SUBNET']);
+      expect([(await request(app).get('/')).status, (await request(app).get('/')).status]).toEqual([200, 429]);
+      ip = '2001:db8::1';
+      expect((await request(app).get('/')).status).toBe(500);
+    });
+
     it('counts every request without an IP under one `undefined` key, as express-rate-limit does, and logs ERR_ERL_UNDEFINED_IP_ADDRESS once', async () => {
       const errors: Array<{ code?: string; message: string }> = [];
       const logger: Logger = { warn: () => undefined, error: (e) => errors.push(e as { code?: string; message: string }) };
