@@ -202,7 +202,8 @@ export function refuseOverLimit(config: CounterConfig): Outcome {
     refuses: true,
     limitOf: (req, res) => (typeof config.limit === 'function' ? config.limit(req, res) : config.limit),
     settle({ req, res, next, totalHits, info, done }, fail) {
-      if (totalHits <= info.limit) {
+      // express-rate-limit refuses when `totalHits > limit`: a limit that compares false (NaN) refuses nothing.
+      if (!(totalHits > info.limit)) {
         next();
         return;
       }

@@ -184,7 +184,9 @@ function counterLimit(windowMs: number): ResolvedLimit {
   return resolveLimit({ algorithm: 'fixed-window', limit: COUNTER_CAP, windowMs, name: 'express-rate-limit hits' });
 }
 
-function usableWindow(windowMs: unknown): number {
+function usableWindow(given: unknown): number {
+  // express-rate-limit's store hands windowMs to setInterval, which takes a numeric string as its number.
+  const windowMs = typeof given === 'string' && given.trim() !== '' ? Number(given) : given;
   if (typeof windowMs !== 'number' || Number.isNaN(windowMs) || windowMs < 1) return 1;
   return Math.min(windowMs, LONGEST_WINDOW_MS);
 }
