@@ -4,7 +4,8 @@
 //   1. type-check the whole workspace (strict TypeScript)
 //   2. jest: unit, property, integration and store tests (test/setup starts the servers it needs)
 //   3. build every package (ESM + CJS + types) and check the packaging with publint and attw
-//   4. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0)
+//   4. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0;
+//      express-rate-limit's, which it does not publish, when fetched into packages/express/.upstream)
 import { spawnSync } from 'node:child_process';
 
 const steps = [
@@ -15,6 +16,7 @@ const steps = [
   ['package checks', 'pnpm', ['check:packages']],
   ['@fastify/rate-limit 11.2.0 suite', 'node', ['packages/fastify/upstream/run.mjs']],
   ['koa-ratelimit 6.0.0 specs (skipped unless fetched into packages/koa/.upstream)', 'node', ['packages/koa/upstream/run.mjs']],
+  ["express-rate-limit's own tests (skipped unless fetched into packages/express/.upstream)", 'node', ['packages/express/upstream/run.mjs']],
 ];
 
 for (const [name, command, args] of steps) {

@@ -122,6 +122,37 @@ const info = (req: Request, res: Response) => {
 const times = (n: number, step: Step = {}): Step[] => Array.from({ length: n }, () => step);
 
 const SCENARIOS: Scenario[] = [
+  // Options of the wrong type, taken as express-rate-limit takes them: used as given, never refused when built.
+  ...(
+    [
+      ['statusCode 42: its errors reach next(err)', { statusCode: 42 }, [200, 200, 500]],
+      ["legacyHeaders 'yes': taken for its truth", { legacyHeaders: 'yes' }, [200, 200, 429]],
+      ["limit '2': compared as express-rate-limit compares it", { limit: '2' }, [200, 200, 429]],
+      ['limit -1: every request refused', { limit: -1 }, [429, 429, 429]],
+      ['limit NaN: no request refused', { limit: Number.NaN }, [200, 200, 200]],
+      ["skip true: its TypeError reaches next(err)", { skip: true }, [500, 500, 500]],
+      ["handler 'deny': its TypeError reaches next(err) on a refusal", { handler: 'deny' }, [200, 200, 500]],
+      ["requestPropertyName '': the info goes on req['']", { requestPropertyName: '' }, [200, 200, 429]],
+      ['retryAfter -1: sent as given', { retryAfter: -1 }, [200, 200, 429]],
+      ['standardHeaders 6: an unsupported draft, no standard headers', { standardHeaders: 6 }, [200, 200, 429]],
+      ["standardHeaders 'draft-9': unknown to express-rate-limit v8, no standard headers", { standardHeaders: 'draft-9' }, [200, 200, 429]],
+      ["validate 'yes': spread into the checks as express-rate-limit spreads it", { validate: 'yes' }, [200, 200, 429]],
+      ['a keyGenerator returning undefined: every request under one key', { keyGenerator: () => undefined }, [200, 200, 429]],
+      ['a keyGenerator returning null: every request under one key', { keyGenerator: () => null }, [200, 200, 429]],
+    ] as Array<[string, Record<string, unknown>, number[]]>
+  ).map(
+    ([name, options, statuses]): Scenario => ({
+      name: `a misconfiguration, ${name}`,
+      mount: (app, lib) => {
+        app.use(lib.rateLimit({ limit: 2, ...options, logger: quiet }));
+        app.use(((error, _req, res, _next) => {
+          res.status(500).send(`error: ${(error as Error).name}`);
+        }) as ErrorRequestHandler);
+      },
+      steps: times(3),
+      statuses,
+    }),
+  ),
   {
     name: 'the defaults: 5 per minute, legacy headers, the default 429 message',
     mount: (app, lib) => app.use(lib.rateLimit({ logger: quiet })),

@@ -14,16 +14,16 @@
 
 // The middleware.
 export { rateLimit, rateLimit as default } from './rate-limit.js';
-export { slowDown } from './slow-down.js';
+export { slowDown } from './compat/slow-down.js';
 
 // express-rate-limit's store contract: its MemoryStore, and a ratekit store behind that contract.
-export { MemoryStore } from './memory-store.js';
-export type { MemoryStoreOptions } from './memory-store.js';
-export { RateKitStore } from './ratekit-store.js';
-export type { RateKitStoreOptions } from './ratekit-store.js';
+export { MemoryStore } from './compat/memory-store.js';
+export type { MemoryStoreOptions } from './compat/memory-store.js';
+export { RateKitStore } from './compat/ratekit-store.js';
+export type { RateKitStoreOptions } from './compat/ratekit-store.js';
 
 // express-rate-limit's configuration-check errors (logged, never thrown).
-export { ChangeWarning, ValidationError } from './validations.js';
+export { ChangeWarning, ValidationError } from './compat/validations.js';
 
 export type {
   AugmentedRequest,

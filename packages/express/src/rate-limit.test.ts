@@ -1,5 +1,5 @@
 import { memoryStore, type Decision, type RateKitError, type RateLimitStore } from '@ratekit/core';
-import express5, { type ErrorRequestHandler, type Express, type Request } from 'express';
+import express5, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
 import request from 'supertest';
 import { rateLimit } from './rate-limit.js';
 import type { Logger, RateLimitedRequest, RateLimitOptions } from './types.js';
@@ -125,8 +125,19 @@ describe.each([
       expect(decision).toMatchObject({ allowed: true, limit: 5, remaining: 4, resetMs: 60_000, nowMs: T0, policy: '5-in-1min' });
     });
 
-    it('names the returned middleware function', () => {
-      expect(rateLimit().name).toBe('rateLimit');
+    it('returns an anonymous middleware, as express-rate-limit does', () => {
+      expect(rateLimit().name).toBe('');
+    });
+
+    it('returns a promise from the middleware that settles once the request is passed on', async () => {
+      const limiter = rateLimit({ now, limit: 1 });
+      const next = jest.fn();
+      const req = { ip: '10.0.0.1', app: { get: () => false }, headers: {}, socket: {} } as unknown as Request;
+      const res = { headersSent: false, setHeader: () => undefined, once: () => undefined } as unknown as Response;
+      const settled = limiter(req, res, next);
+      expect(settled).toBeInstanceOf(Promise);
+      await expect(settled).resolves.toBeUndefined();
+      expect(next).toHaveBeenCalledTimes(1);
     });
   });
 
@@ -328,7 +339,23 @@ describe.each([
       expect((await request(whole).get('/').set('X-Forwarded-For', '2001:db8::2')).status).toBe(200);
     });
 
-    it('lets a request without an IP through, unlimited and without headers, and logs ERR_ERL_UNDEFINED_IP_ADDRESS once', async () => {
+    it('with a fractional ipv6Subnet: logs ERR_ERL_IPV6_SUBNET when built, limits IPv4 clients, and sends an IPv6 client’s request to next(err), as express-rate-limit does', async () => {
+      const errors: Array<{ code?: string }> = [];
+      const logger: Logger = { warn: () => undefined, error: (e) => errors.push(e as { code?: string }) };
+      let ip = '192.0.2.1';
+      const app = appWith({ limit: 1, ipv6Subnet: 48.5, logger, validate: { ip: false } }, (a) =>
+        a.use((req, _res, next) => {
+          Object.defineProperty(req, 'ip', { value: ip });
+          next();
+        }),
+      );
+      expect(errors.map((e) => e.code)).toEqual(['ERR_ERL_IPV6_SUBNET']);
+      expect([(await request(app).get('/')).status, (await request(app).get('/')).status]).toEqual([200, 429]);
+      ip = '2001:db8::1';
+      expect((await request(app).get('/')).status).toBe(500);
+    });
+
+    it('counts every request without an IP under one `undefined` key, as express-rate-limit does, and logs ERR_ERL_UNDEFINED_IP_ADDRESS once', async () => {
       const errors: Array<{ code?: string; message: string }> = [];
       const logger: Logger = { warn: () => undefined, error: (e) => errors.push(e as { code?: string; message: string }) };
       const app = appWith({ limit: 1, logger }, (a) =>
@@ -338,8 +365,8 @@ describe.each([
         }),
       );
       const responses = [await request(app).get('/'), await request(app).get('/'), await request(app).get('/')];
-      expect(responses.map((r) => r.status)).toEqual([200, 200, 200]);
-      expect(responses[0]!.headers['x-ratelimit-limit']).toBeUndefined();
+      expect(responses.map((r) => r.status)).toEqual([200, 429, 429]);
+      expect(responses[0]!.headers['x-ratelimit-limit']).toBe('1');
       expect(errors.map((e) => e.code)).toEqual(['ERR_ERL_UNDEFINED_IP_ADDRESS']);
       expect(errors[0]!.message).toMatch(/request\.ip/);
     });
@@ -398,12 +425,10 @@ describe.each([
       expect(res.body).toEqual({ code: 'ERR_RATEKIT_KEY', message: expect.stringMatching(/lookup failed/) });
     });
 
-    it('that returns no string: the error reaches next(err) with ERR_RATEKIT_KEY', async () => {
-      const app = appWith({ keyGenerator: () => undefined as unknown as string });
-      const res = await request(app).get('/');
-      expect(res.status).toBe(500);
-      expect(res.body.code).toBe('ERR_RATEKIT_KEY');
-      expect(res.body.message).toMatch(/got undefined/);
+    it('that returns no string: what it returned is the key, as express-rate-limit counts it (all such requests share it)', async () => {
+      const app = appWith({ limit: 1, keyGenerator: () => undefined as unknown as string });
+      expect((await request(app).get('/')).status).toBe(200);
+      expect((await request(app).get('/')).status).toBe(429);
     });
   });
 

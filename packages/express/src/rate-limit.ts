@@ -1,8 +1,8 @@
 import type { Decision, MaybePromise } from '@ratekit/core';
 import type { NextFunction, Request, Response } from 'express';
-import { counterMiddleware, refuseOverLimit } from './counter.js';
+import { counterMiddleware, refuseOverLimit } from './compat/counter.js';
 import { isThenable } from './maybe.js';
-import { type Config, resolveOptions } from './options.js';
+import { type Config, resolveOptions } from './compat/options.js';
 import { rateKitMiddleware } from './ratekit.js';
 import type { ClientRateLimitInfo, RateLimitOptions, RateLimitRequestHandler } from './types.js';
 
@@ -24,10 +24,16 @@ import type { ClientRateLimitInfo, RateLimitOptions, RateLimitRequestHandler } f
  * limiter decides with any algorithm, several limits all-or-nothing and costs;
  * a refusal charges nothing.
  *
- * The middleware carries `resetKey(key)` and `getKey(key)` (the store's, as
- * in express-rate-limit) and, in ratekit mode, `limiter`.
+ * The middleware returns a promise, as express-rate-limit's does: it settles
+ * once the request has been passed on or answered and, when the response has
+ * already ended, once the skip options have taken the hit back; it never
+ * rejects. It carries `resetKey(key)` and `getKey(key)` (the store's, as in
+ * express-rate-limit) and, in ratekit mode, `limiter`.
  *
- * @throws {RateKitOptionError} when an option has the wrong type or ratekit options conflict (code `ERR_RATEKIT_INVALID_OPTION`), here, not per request
+ * In express-rate-limit mode, options of the wrong type are taken as
+ * express-rate-limit takes them (its checks log; the value is used as given).
+ *
+ * @throws {RateKitOptionError} in ratekit mode, when an option has the wrong type or ratekit options conflict (code `ERR_RATEKIT_INVALID_OPTION`), here, not per request
  * @throws {TypeError} for an invalid `store` or `logger`, with express-rate-limit's messages
  * @see docs/migrating/express-rate-limit.md for every difference from express-rate-limit
  * @example
@@ -51,7 +57,7 @@ export function rateLimit(options: RateLimitOptions = {}): RateLimitRequestHandl
  * `getKey` (the store's, bound; `getKey` throws synchronously when the store
  * has no `get`), and `limiter` (ratekit mode).
  */
-export function withInstanceMethods(handle: (req: Request, res: Response, next: NextFunction) => void, config: Config): RateLimitRequestHandler {
+export function withInstanceMethods(handle: (req: Request, res: Response, next: NextFunction) => Promise<void>, config: Config): RateLimitRequestHandler {
   if (config.mode === 'ratekit') {
     const { limiter } = config;
     return Object.assign(handle, {

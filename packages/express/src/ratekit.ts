@@ -1,10 +1,10 @@
 import { type Decision, type MaybePromise, RateKitError, rateLimitHeaders } from '@ratekit/core';
 import type { NextFunction, Request, Response } from 'express';
-import { writeHeaders } from './headers.js';
-import { keyError } from './key.js';
+import { writeHeaders } from './compat/headers.js';
+import { keyError } from './compat/key.js';
 import { after, isThenable } from './maybe.js';
-import type { RateKitConfig } from './options.js';
-import { uncountWhenSkipped, watchResponse } from './skip-requests.js';
+import type { RateKitConfig } from './compat/options.js';
+import { uncountWhenSkipped, watchResponse } from './compat/skip-requests.js';
 import type { RateLimitInfo } from './types.js';
 
 /** The header that shows how long a request was held (delay algorithm, slowDown), in ms. */
@@ -25,12 +25,12 @@ export const DELAY_HEADER = 'X-Slow-Down-Delay';
  * key (code `ERR_RATEKIT_KEY`), a store failure under `onStoreError: 'throw'`
  * (code `ERR_RATEKIT_STORE`), a throwing `skip`, `limits`, `cost` or `handler`.
  */
-export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Response, next: NextFunction) => void {
+export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Response, next: NextFunction) => Promise<void> {
   const { limiter, keyGenerator, customKey, needsContext, headers, requestPropertyName, validations } = config;
   const storeIdentity = limiter.store.shared ? limiter.store.name : limiter.store;
   const appendLists = config.standard.draft !== false && config.standard.draft !== 'draft-6' && config.standard.draft !== 'draft-7';
 
-  function limit(req: Request, res: Response, next: NextFunction): void {
+  function limit(req: Request, res: Response, next: NextFunction, settle: () => void): void {
     const watch = watchResponse(res, config);
     let key: unknown;
     try {
@@ -39,11 +39,11 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
       next(customKey ? keyError({ threw: error }) : error);
       return;
     }
-    if (isThenable(key)) Promise.resolve(key).then((k) => consume(req, res, next, k, watch), (error: unknown) => next(customKey ? keyError({ threw: error }) : error));
-    else consume(req, res, next, key, watch);
+    if (isThenable(key)) Promise.resolve(key).then((k) => consume(req, res, next, k, watch, settle), (error: unknown) => next(customKey ? keyError({ threw: error }) : error));
+    else consume(req, res, next, key, watch, settle);
   }
 
-  function consume(req: Request, res: Response, next: NextFunction, key: unknown, watch: ReturnType<typeof watchResponse>): void {
+  function consume(req: Request, res: Response, next: NextFunction, key: unknown, watch: ReturnType<typeof watchResponse>, settle: () => void): void {
     if (typeof key !== 'string' || key.length === 0) {
       // The default generator returns undefined only for a request without an IP, already reported.
       next(customKey || key !== undefined ? keyError({ returned: key }) : undefined);
@@ -57,11 +57,20 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
       return;
     }
     const fail = (error: unknown) => next(error);
-    if (isThenable(decision)) decision.then((d) => respond(req, res, next, key, d, watch, fail)).catch(fail);
-    else respond(req, res, next, key, decision, watch, fail);
+    if (isThenable(decision)) decision.then((d) => respond(req, res, next, key, d, watch, fail, settle)).catch(fail);
+    else respond(req, res, next, key, decision, watch, fail, settle);
   }
 
-  function respond(req: Request, res: Response, next: NextFunction, key: string, decision: Decision, watch: ReturnType<typeof watchResponse>, fail: (error: unknown) => void): void {
+  function respond(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    key: string,
+    decision: Decision,
+    watch: ReturnType<typeof watchResponse>,
+    fail: (error: unknown) => void,
+    settle: () => void,
+  ): void {
     validations.singleCount(req, storeIdentity, `${config.prefix}\u0000${key}`, key);
     if (headers !== undefined && !res.headersSent) {
       headers.partitionKey = key; // safe to share: the call below is synchronous
@@ -73,7 +82,7 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
     Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: used });
     (req as unknown as Record<string, RateLimitInfo>)[requestPropertyName] = info;
     if (!decision.allowed) {
-      refuse(req, res, next, fail);
+      refuse(req, res, next, fail, settle);
       return;
     }
     if (watch !== undefined) {
@@ -86,16 +95,20 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
       const delayMs = Math.ceil(decision.delayMs);
       if (!res.headersSent) res.setHeader(DELAY_HEADER, String(delayMs));
       const timer = setTimeout(next, delayMs);
-      res.once('close', () => clearTimeout(timer));
+      res.once('close', () => {
+        clearTimeout(timer);
+        settle();
+      });
       return;
     }
     next();
   }
 
-  function refuse(req: Request, res: Response, next: NextFunction, fail: (error: unknown) => void): void {
+  function refuse(req: Request, res: Response, next: NextFunction, fail: (error: unknown) => void, settle: () => void): void {
     const answer = () => {
       const result = config.handler(req, res, next, config.public);
-      if (isThenable(result)) Promise.resolve(result).catch(fail);
+      if (isThenable(result)) Promise.resolve(result).then(settle, fail);
+      else settle();
     };
     if (config.retryAfter === undefined) {
       answer();
@@ -111,18 +124,27 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
     );
   }
 
-  return function rateLimit(req: Request, res: Response, next: NextFunction): void {
+  const middleware = (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    // Settles once the request is passed on or answered (as express-rate-limit's); never rejects.
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    const proceed = ((...args: [unknown?]) => {
+      settle();
+      next(...(args as []));
+    }) as NextFunction;
     try {
       const { skip } = config;
-      if (skip === undefined) {
-        limit(req, res, next);
-        return;
-      }
-      after(skip(req, res), (skipped) => (skipped ? next() : limit(req, res, next)), (error) => next(error));
+      if (skip === undefined) limit(req, res, proceed, settle);
+      else after(skip(req, res), (skipped) => (skipped ? proceed() : limit(req, res, proceed, settle)), (error) => proceed(error));
     } catch (error) {
-      next(error);
+      proceed(error);
     }
+    return done;
   };
+  Object.defineProperty(middleware, 'name', { value: '' });
+  return middleware;
 }
 
 /** A failed refund, as an error for `onError`. */

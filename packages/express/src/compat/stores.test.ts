@@ -13,9 +13,9 @@ import { MemcachedStore } from 'rate-limit-memcached';
 import { RedisStore } from 'rate-limit-redis';
 import { createClient } from 'redis';
 import request from 'supertest';
-import { rateLimit } from './rate-limit.js';
+import { rateLimit } from '../rate-limit.js';
 import { hasStoreShape, isLegacyStore, isRateKitStore, PromisifiedStore } from './stores.js';
-import type { RateLimitOptions, RateLimitRequestHandler, Store } from './types.js';
+import type { RateLimitOptions, RateLimitRequestHandler, Store } from '../types.js';
 
 const quiet = { warn: () => undefined, error: () => undefined };
 

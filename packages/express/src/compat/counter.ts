@@ -1,10 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import { type CountedState, counterRetryAfter, writeLegacyCounterHeaders, writeStandardCounterHeaders } from './headers.js';
-import { keyError } from './key.js';
-import { after, isThenable } from './maybe.js';
+import { after, isThenable } from '../maybe.js';
 import type { CounterConfig } from './options.js';
 import { type ResponseWatch, uncountWhenSkipped, watchResponse } from './skip-requests.js';
-import type { ClientRateLimitInfo, RateLimitInfo } from './types.js';
+import type { ClientRateLimitInfo, RateLimitInfo } from '../types.js';
 
 /** A counted request, handed to the outcome once its info and headers are set. */
 export interface Counted {
@@ -13,6 +12,8 @@ export interface Counted {
   readonly next: NextFunction;
   readonly info: RateLimitInfo;
   readonly totalHits: number;
+  /** Settles the middleware's promise: call it when the outcome has answered without `next` (the handler's work is done, or the client left). */
+  readonly done: () => void;
 }
 
 /**
@@ -42,18 +43,14 @@ export interface Outcome {
  * With the default {@link MemoryStore} and plain-valued options the whole
  * path is synchronous. Any throw or rejection reaches `next(err)`.
  */
-export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req: Request, res: Response, next: NextFunction) => void {
+export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req: Request, res: Response, next: NextFunction) => Promise<void> {
   const { store, counter, validations, logger, keyGenerator, requestPropertyName } = config;
   const storeIdentity = store.localKeys ? store : store.constructor.name;
   const storePrefix = store.prefix ?? '';
 
-  function count(req: Request, res: Response, next: NextFunction, watch: ResponseWatch | undefined, key: unknown, fail: (error: unknown) => void): void {
-    if (key === undefined && !config.customKey) {
-      // The default key generator found no IP (already reported by the `ip` check): pass unlimited.
-      next();
-      return;
-    }
-    if (typeof key !== 'string' && typeof key !== 'number') throw keyError({ returned: key }, 'a string or a number');
+  function count(req: Request, res: Response, next: NextFunction, watch: ResponseWatch | undefined, key: unknown, fail: (error: unknown) => void, done: () => void): void {
+    // Whatever the key generator returned is the key, as express-rate-limit uses it: a request without
+    // an IP (already reported by the `ip` check) is counted under `undefined`, with every other such request.
     const storeFailed = (error: unknown) => {
       if (!config.passOnStoreError) {
         fail(error);
@@ -69,11 +66,20 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
       storeFailed(error);
       return;
     }
-    if (!isThenable(result)) counted(req, res, next, watch, key, result, fail);
-    else Promise.resolve(result).then((r) => attemptOr(() => counted(req, res, next, watch, key, r, fail), fail), storeFailed);
+    if (!isThenable(result)) counted(req, res, next, watch, key, result, fail, done);
+    else Promise.resolve(result).then((r) => attemptOr(() => counted(req, res, next, watch, key, r, fail, done), fail), storeFailed);
   }
 
-  function counted(req: Request, res: Response, next: NextFunction, watch: ResponseWatch | undefined, key: string | number, result: ClientRateLimitInfo, fail: (error: unknown) => void): void {
+  function counted(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    watch: ResponseWatch | undefined,
+    key: unknown,
+    result: ClientRateLimitInfo,
+    fail: (error: unknown) => void,
+    done: () => void,
+  ): void {
     const { totalHits } = result;
     const resetTime = result.resetTime && watch !== undefined ? new Date(result.resetTime.getTime()) : result.resetTime;
     validations.positiveHits(totalHits);
@@ -98,13 +104,13 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
                 typeof config.retryAfter === 'function' ? config.retryAfter(req, res) : config.retryAfter,
                 (seconds) => {
                   if (!res.headersSent) res.setHeader('Retry-After', String(seconds ?? counterRetryAfter(state, config.windowMs, config.now())));
-                  outcome.settle({ req, res, next, info, totalHits }, fail);
+                  outcome.settle({ req, res, next, info, totalHits, done }, fail);
                 },
                 fail,
               );
               return;
             }
-            outcome.settle({ req, res, next, info, totalHits }, fail);
+            outcome.settle({ req, res, next, info, totalHits, done }, fail);
           },
           fail,
         );
@@ -135,7 +141,7 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
   }
 
   /** Takes a hit back for the skip options, unless the window has already rolled over (express-rate-limit ≥ 8.6). */
-  function uncounter(key: string | number, resetTime: Date | undefined) {
+  function uncounter(key: unknown, resetTime: Date | undefined) {
     return {
       undo: () => {
         if (resetTime !== undefined && config.now() >= resetTime.getTime()) return undefined;
@@ -145,20 +151,33 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
     };
   }
 
-  return function rateLimit(req: Request, res: Response, next: NextFunction): void {
-    const fail = (error: unknown) => next(error);
+  const middleware = (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    // The promise express-rate-limit's middleware returns: it settles once the request has been passed
+    // on (`next()`, `next(err)`) or answered by the handler, and, when the response has already ended by
+    // then, once the skip options have taken the hit back. It never rejects.
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    const proceed = ((...args: [unknown?]) => {
+      settle();
+      next(...(args as []));
+    }) as NextFunction;
+    const fail = (error: unknown) => proceed(error);
+    let watch: ResponseWatch | undefined;
     try {
-      const watch = watchResponse(res, config);
-      const identify = () => after(keyGenerator(req, res), (key) => count(req, res, next, watch, key, fail), fail);
-      if (config.skip === undefined) {
-        identify();
-        return;
-      }
-      after(config.skip(req, res), (skipped) => (skipped ? next() : identify()), fail);
+      watch = watchResponse(res, config);
+      const identify = () => after(keyGenerator(req, res), (key) => count(req, res, proceed, watch, key, fail, settle), fail);
+      if (config.skip === undefined) identify();
+      else after(config.skip(req, res), (skipped) => (skipped ? proceed() : identify()), fail);
     } catch (error) {
-      next(error);
+      proceed(error);
     }
+    return watch === undefined ? done : done.then(() => watch!.settled());
   };
+  // Anonymous, as express-rate-limit's.
+  Object.defineProperty(middleware, 'name', { value: '' });
+  return middleware;
 }
 
 /** The messages express-rate-limit logs with a failed un-count. */
@@ -182,13 +201,15 @@ export function refuseOverLimit(config: CounterConfig): Outcome {
   return {
     refuses: true,
     limitOf: (req, res) => (typeof config.limit === 'function' ? config.limit(req, res) : config.limit),
-    settle({ req, res, next, totalHits, info }, fail) {
-      if (totalHits <= info.limit) {
+    settle({ req, res, next, totalHits, info, done }, fail) {
+      // express-rate-limit refuses when `totalHits > limit`: a limit that compares false (NaN) refuses nothing.
+      if (!(totalHits > info.limit)) {
         next();
         return;
       }
       const result = config.handler(req, res, next, config.public);
-      if (isThenable(result)) Promise.resolve(result).catch(fail);
+      if (isThenable(result)) Promise.resolve(result).then(done, fail);
+      else done();
     },
   };
 }

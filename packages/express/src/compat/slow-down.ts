@@ -1,10 +1,10 @@
 import { RateKitOptionError } from '@ratekit/core';
 import { type Counted, counterMiddleware, type Outcome } from './counter.js';
-import { after } from './maybe.js';
+import { after, isThenable } from '../maybe.js';
 import { type CounterConfig, type Flavour, resolveOptions } from './options.js';
-import { withInstanceMethods } from './rate-limit.js';
-import { DELAY_HEADER } from './ratekit.js';
-import type { DelayFn, SlowDownInfo, SlowDownOptions, SlowDownRequestHandler, ValueDeterminingMiddleware } from './types.js';
+import { withInstanceMethods } from '../rate-limit.js';
+import { DELAY_HEADER } from '../ratekit.js';
+import type { DelayFn, SlowDownInfo, SlowDownOptions, SlowDownRequestHandler, ValueDeterminingMiddleware } from '../types.js';
 import { ValidationError } from './validations.js';
 
 /** The longest delay Node's `setTimeout` accepts, 2³¹ − 1 ms. */
@@ -41,7 +41,7 @@ class ExpressSlowDownWarning extends ValidationError {}
  * `delayAfter` as the limit (never a `Retry-After`).
  *
  * @throws {Error} for `limit` or `max` (use `delayAfter`), or a numeric `maxDelayMs` over 2³¹ − 1 (express-slow-down's messages)
- * @throws {RateKitOptionError} for an option of the wrong type, or a ratekit option
+ * @throws {RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`) for an option of the wrong type, a ratekit option, a `delayAfter` that is not a finite number ≥ 0 (`-Infinity` would hold every request for ~24 days, `Infinity` never one), or a `maxDelayMs` below 0; a `delayAfter` or `maxDelayMs` function answering such a value sends that error to `next(err)`
  * @see docs/migrating/express-slow-down.md
  * @example
  * ```ts
@@ -60,9 +60,13 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
     throw new Error(`The 'maxDelayMs' option cannot be greater than ${MAX_DELAY_MS} due to Node.js setTimeout limits.`);
   }
   const { delayAfter = 1, delayMs, maxDelayMs = MAX_DELAY_MS, delayHeader = true } = options;
-  checkFunctionOrNumber('delayAfter', delayAfter, 'a number of requests or a function of the request');
+  checkFunctionOrNumber('delayAfter', delayAfter, DELAY_AFTER);
   checkFunctionOrNumber('delayMs', delayMs ?? 0, 'a number of milliseconds or a function (used, req, res)');
-  checkFunctionOrNumber('maxDelayMs', maxDelayMs, 'a number of milliseconds or a function of the request');
+  checkFunctionOrNumber('maxDelayMs', maxDelayMs, MAX_DELAY);
+  // express-slow-down takes these in silence; each would hold requests it should not (delayAfter -Infinity
+  // holds every request for the longest timer, ~24 days) or never hold one (Infinity, a negative maxDelayMs).
+  if (typeof delayAfter === 'number') checkDelayAfter(delayAfter);
+  if (typeof maxDelayMs === 'number') checkMaxDelay(maxDelayMs);
   if (typeof delayHeader !== 'boolean') throw new RateKitOptionError('delayHeader', 'a boolean', delayHeader);
 
   const config = resolveOptions(options as never, SLOW_DOWN) as CounterConfig;
@@ -73,7 +77,8 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
 
   const outcome: Outcome = {
     refuses: false,
-    limitOf: (req, res) => (typeof delayAfter === 'function' ? delayAfter(req, res) : delayAfter),
+    // A function's answer is checked as the number would be: a bad one is the request's error, never a hang.
+    limitOf: (req, res) => (typeof delayAfter === 'function' ? checked(delayAfter(req, res), checkDelayAfter) : delayAfter),
     settle(counted, fail) {
       const { req, res, info } = counted;
       if (info.used <= info.limit) {
@@ -85,7 +90,7 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
         delay,
         (unbounded) =>
           after(
-            typeof maxDelayMs === 'function' ? maxDelayMs(req, res) : maxDelayMs,
+            typeof maxDelayMs === 'function' ? checked(maxDelayMs(req, res), checkMaxDelay) : maxDelayMs,
             (bound) => hold(counted, Math.min(Math.max(0, Math.min(unbounded, bound)) || 0, MAX_DELAY_MS)),
             fail,
           ),
@@ -95,7 +100,7 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
   };
 
   /** Records the delay, shows it, and passes the request on once it has passed (never, if the client leaves first). */
-  function hold({ req, res, next }: Counted, delay: number): void {
+  function hold({ req, res, next, done }: Counted, delay: number): void {
     (req as unknown as Record<string, SlowDownInfo>)[config.requestPropertyName]!.delay = delay;
     if (delayHeader && !res.headersSent) res.setHeader(DELAY_HEADER, String(Math.ceil(delay)));
     if (delay <= 0) {
@@ -103,7 +108,10 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
       return;
     }
     const timer = setTimeout(() => next(), delay);
-    res.once('close', () => clearTimeout(timer));
+    res.once('close', () => {
+      clearTimeout(timer);
+      done();
+    });
   }
 
   return withInstanceMethods(counterMiddleware(config, outcome), config);
@@ -131,4 +139,24 @@ function numericDelayMessage(requestPropertyName: string, delayMs: number): stri
 function checkFunctionOrNumber(option: string, value: unknown, expected: string): asserts value is number | ValueDeterminingMiddleware<number> {
   if (typeof value === 'function') return;
   if (typeof value !== 'number' || Number.isNaN(value)) throw new RateKitOptionError(option, expected, value);
+}
+
+const DELAY_AFTER = 'a finite number of requests >= 0, or a function of the request returning one';
+const MAX_DELAY = `a number of milliseconds from 0 to ${MAX_DELAY_MS}, or a function of the request returning one`;
+
+/** `delayAfter` must be a finite count ≥ 0 (`ERR_RATEKIT_INVALID_OPTION` otherwise). */
+function checkDelayAfter(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new RateKitOptionError('delayAfter', DELAY_AFTER, value);
+  return value;
+}
+
+/** `maxDelayMs` must be 0 to 2³¹ − 1 ms (`ERR_RATEKIT_INVALID_OPTION` otherwise). */
+function checkMaxDelay(value: unknown): number {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || value > MAX_DELAY_MS) throw new RateKitOptionError('maxDelayMs', MAX_DELAY, value);
+  return value;
+}
+
+/** Checks a function's answer, now or once its promise resolves. */
+function checked(value: number | PromiseLike<number>, check: (value: unknown) => number): number | Promise<number> {
+  return isThenable(value) ? Promise.resolve(value).then(check) : check(value);
 }

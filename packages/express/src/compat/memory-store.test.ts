@@ -55,6 +55,40 @@ describe('MemoryStore', () => {
     expect(await store.increment('a')).toMatchObject({ totalHits: 1 });
   });
 
+  it('answers { totalHits: 0, resetTime } for a key decremented to zero while its window is open, as express-rate-limit does', async () => {
+    const { store, clock } = storeAt();
+    await store.increment('a');
+    clock.t = T0 + 10_000;
+    await store.decrement('a');
+    expect(await store.get('a')).toEqual({ totalHits: 0, resetTime: new Date(T0 + 60_000) });
+    clock.t = T0 + 60_000;
+    expect(await store.get('a')).toBeUndefined();
+  });
+
+  it('answers { totalHits: 0 } for an unknown key once decremented (express-rate-limit creates it), until a window later', async () => {
+    const { store, clock } = storeAt();
+    await store.decrement('ghost');
+    expect(await store.get('ghost')).toEqual({ totalHits: 0, resetTime: new Date(T0 + 60_000) });
+    clock.t = T0 + 60_000;
+    expect(await store.get('ghost')).toBeUndefined();
+  });
+
+  it('matches express-rate-limit’s MemoryStore on get after a decrement to zero', async () => {
+    const { store } = storeAt();
+    const theirs = new ErlMemoryStore();
+    theirs.init({ windowMs: 60_000 } as never);
+    try {
+      for (const s of [store, theirs]) {
+        await s.increment('k');
+        await s.decrement('k');
+      }
+      expect((await store.get('k'))?.totalHits).toBe(0);
+      expect((await theirs.get('k'))?.totalHits).toBe(0);
+    } finally {
+      theirs.shutdown();
+    }
+  });
+
   it('resetKey forgets one key, resetAll every key', async () => {
     const { store } = storeAt();
     await store.increment('a');

@@ -1,8 +1,8 @@
 import { isIPv6 } from 'node:net';
 import { ipKeyGenerator, RateKitError } from '@ratekit/core';
 import type { Request, Response } from 'express';
-import { isThenable } from './maybe.js';
-import type { ValueDeterminingMiddleware, ValueOrPromise } from './types.js';
+import { isThenable } from '../maybe.js';
+import type { ValueDeterminingMiddleware, ValueOrPromise } from '../types.js';
 import type { Validations } from './validations.js';
 
 /** Turns a request into its key. The default generator returns `undefined` when the request has no IP. */
@@ -18,9 +18,10 @@ export type KeyFunction = (req: Request, res: Response) => ValueOrPromise<unknow
  * checked too.
  *
  * When `req.ip` is missing (the socket closed early, or a server that is not
- * a plain Node HTTP server) it returns `undefined` and the request passes
- * unlimited; the `ip` check logs `ERR_ERL_UNDEFINED_IP_ADDRESS` once.
- * (express-rate-limit counts all such requests under one `undefined` key.)
+ * a plain Node HTTP server) it returns `undefined`, and the `ip` check logs
+ * `ERR_ERL_UNDEFINED_IP_ADDRESS` once. express-rate-limit mode then counts
+ * the request under that `undefined` key, as express-rate-limit does (all
+ * such requests share it); ratekit mode lets it pass unlimited.
  */
 export function defaultKeyGenerator(ipv6Subnet: number | false | ValueDeterminingMiddleware<number>, validations: Validations): KeyFunction {
   return function clientIp(req, res) {
@@ -30,7 +31,9 @@ export function defaultKeyGenerator(ipv6Subnet: number | false | ValueDeterminin
     validations.forwardedHeader(req);
     const ip = req.ip;
     if (typeof ip !== 'string' || ip.length === 0) return undefined;
-    if (typeof ipv6Subnet !== 'function' || !isIPv6(ip)) return ipKeyGenerator(ip, typeof ipv6Subnet === 'function' ? 56 : ipv6Subnet);
+    // As express-rate-limit: `ipv6Subnet` (a value or a function) applies to IPv6 clients only.
+    if (!isIPv6(ip)) return ipKeyGenerator(ip, 56);
+    if (typeof ipv6Subnet !== 'function') return ipKeyGenerator(ip, ipv6Subnet);
     const subnet = ipv6Subnet(req, res);
     const keyOf = (resolved: number) => {
       validations.ipv6Subnet(resolved);

@@ -2,7 +2,7 @@ import { memoryStore, RateKitOptionError } from '@ratekit/core';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit as erlRateLimit } from 'express-rate-limit';
 import request from 'supertest';
-import { rateLimit } from './rate-limit.js';
+import { rateLimit } from '../rate-limit.js';
 import { RateKitStore } from './ratekit-store.js';
 
 /** Sat, 21 Nov 2026 12:00:00 GMT; `Date.now()` is faked (only it), for express-rate-limit and the store alike. */

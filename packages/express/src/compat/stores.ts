@@ -1,5 +1,5 @@
 import type { RateLimitStore } from '@ratekit/core';
-import type { IncrementResponse, LegacyStore, Store } from './types.js';
+import type { IncrementResponse, LegacyStore, Store } from '../types.js';
 
 /** True for a ratekit store (`evaluate` + `resetKey`): the limiter then runs in ratekit mode. */
 export function isRateKitStore(store: unknown): store is RateLimitStore {

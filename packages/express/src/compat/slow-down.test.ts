@@ -6,7 +6,7 @@ import express5, { type Express, type Request, type Response } from 'express';
 import { slowDown as realSlowDown } from 'express-slow-down';
 import request from 'supertest';
 import { slowDown } from './slow-down.js';
-import type { Logger, SlowDownOptions } from './types.js';
+import type { Logger, SlowDownOptions } from '../types.js';
 
 const express4: typeof express5 = require('express4');
 
@@ -284,6 +284,50 @@ describe('slowDown options', () => {
     } catch (error) {
       expect(error).toMatchObject({ option });
     }
+  });
+
+  it.each([
+    ['delayAfter -Infinity (would hold every request for ~24 days)', { delayAfter: Number.NEGATIVE_INFINITY }, 'delayAfter', '-Infinity'],
+    ['delayAfter Infinity (would never hold one)', { delayAfter: Number.POSITIVE_INFINITY }, 'delayAfter', 'Infinity'],
+    ['delayAfter -1', { delayAfter: -1 }, 'delayAfter', '-1'],
+    ['maxDelayMs -1', { maxDelayMs: -1 }, 'maxDelayMs', '-1'],
+    ['maxDelayMs NaN', { maxDelayMs: Number.NaN }, 'maxDelayMs', 'NaN'],
+  ])('refuses %s when built, with ERR_RATEKIT_INVALID_OPTION naming the option, what it expects and what it got', (_situation, options, option, got) => {
+    let thrown: unknown;
+    try {
+      slowDown({ logger: quiet, ...(options as SlowDownOptions) });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(RateKitOptionError);
+    expect(thrown).toMatchObject({ code: 'ERR_RATEKIT_INVALID_OPTION', option });
+    expect((thrown as Error).message).toContain(`\`${option}\``);
+    expect((thrown as Error).message).toMatch(/Expected .* got /);
+    expect((thrown as Error).message).toContain(got);
+  });
+
+  it('accepts delayAfter 0 and maxDelayMs 0 (every request counted, none held)', () => {
+    expect(() => slowDown({ logger: quiet, delayAfter: 0, maxDelayMs: 0 })).not.toThrow();
+  });
+
+  it.each([
+    ['a delayAfter function answering -Infinity', { delayAfter: () => Number.NEGATIVE_INFINITY }, 'delayAfter'],
+    ['an async delayAfter function answering -1', { delayAfter: async () => -1 }, 'delayAfter'],
+    ['a maxDelayMs function answering -1', { delayAfter: 0, maxDelayMs: () => -1 }, 'maxDelayMs'],
+  ])('sends the request to next(err) at once, never holding it, for %s', async (_situation, options, option) => {
+    const app = express5();
+    app.use(slowDown({ logger: quiet, ...(options as SlowDownOptions) }));
+    app.get('/', (_req, res) => {
+      res.send('served');
+    });
+    app.use(((error, _req, res, _next) => {
+      res.status(500).json({ code: (error as { code?: string }).code, option: (error as { option?: string }).option });
+    }) as express5.ErrorRequestHandler);
+    const started = Date.now();
+    const res = await request(app).get('/').timeout(3_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ code: 'ERR_RATEKIT_INVALID_OPTION', option });
   });
 
   it('puts its info on req.slowDown by default, and its defaults on the options stores see', () => {

@@ -2,8 +2,8 @@ import { memoryStore } from '@ratekit/core';
 import express5, { type Request } from 'express';
 import request from 'supertest';
 import { MemoryStore } from './memory-store.js';
-import { rateLimit } from './rate-limit.js';
-import type { Logger } from './types.js';
+import { rateLimit } from '../rate-limit.js';
+import type { Logger } from '../types.js';
 import { ChangeWarning, createValidations, VALIDATION_NAMES, ValidationError } from './validations.js';
 
 const express4: typeof express5 = require('express4');

@@ -1,5 +1,6 @@
 import { type Decision, type HeaderList, type LimitDecision, rateLimitHeaders, type StandardHeaders } from '@ratekit/core';
 import type { Response } from 'express';
+import type { RateLimitInfo } from '../types.js';
 
 /** The draft-8+ List fields. */
 const LIST_FIELD = /^ratelimit(?:-policy)?$/i;
@@ -108,4 +109,34 @@ function countDecision(state: CountedState, windowMs: number, name: string, nowM
     nextRefillMs: resetMs,
   };
   return { allowed: true, limit: state.limit, remaining: state.remaining, resetMs, retryAfterMs: 0, delayMs: 0, cost: 1, nowMs, policy: name, limits: [limit] };
+}
+
+/** A `req.rateLimit` as the state the header writers need. */
+function stateOf(info: Pick<RateLimitInfo, 'limit' | 'remaining' | 'resetTime' | 'key'>, key = info.key): CountedState {
+  return { limit: info.limit, remaining: info.remaining, resetTime: info.resetTime, key: String(key) };
+}
+
+/** express-rate-limit's `setLegacyHeaders(response, info)`: the `X-RateLimit-*` headers, unless the headers are sent. */
+export function setLegacyHeaders(res: Response, info: RateLimitInfo): void {
+  if (!res.headersSent) writeLegacyCounterHeaders(res, stateOf(info), Date.now());
+}
+
+/** express-rate-limit's `setDraft6Headers(response, info, windowMs)`. */
+export function setDraft6Headers(res: Response, info: RateLimitInfo, windowMs: number): void {
+  if (!res.headersSent) writeStandardCounterHeaders(res, 'draft-6', stateOf(info), windowMs, '', Date.now());
+}
+
+/** express-rate-limit's `setDraft7Headers(response, info, windowMs)`. */
+export function setDraft7Headers(res: Response, info: RateLimitInfo, windowMs: number): void {
+  if (!res.headersSent) writeStandardCounterHeaders(res, 'draft-7', stateOf(info), windowMs, '', Date.now());
+}
+
+/** express-rate-limit's `setDraft8Headers(response, info, windowMs, name, key)`. */
+export function setDraft8Headers(res: Response, info: RateLimitInfo, windowMs: number, name: string, key: string): void {
+  if (!res.headersSent) writeStandardCounterHeaders(res, 'draft-8', stateOf(info, key), windowMs, name, Date.now());
+}
+
+/** express-rate-limit's `setRetryAfterHeader(response, info, windowMs, retryAfter?)`: `retryAfter` as given, else {@link counterRetryAfter}. */
+export function setRetryAfterHeader(res: Response, info: RateLimitInfo, windowMs: number, retryAfter?: number): void {
+  if (!res.headersSent) res.setHeader('Retry-After', String(retryAfter ?? counterRetryAfter(stateOf(info), windowMs, Date.now())));
 }

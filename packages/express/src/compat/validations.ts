@@ -12,7 +12,8 @@
  */
 import { isIP } from 'node:net';
 import type { Request } from 'express';
-import type { EnabledValidations, Logger, Store } from './types.js';
+import type { EnabledValidations, Logger, Store } from '../types.js';
+import { ConsoleLogger } from './console-logger.js';
 
 /**
  * A configuration problem, as express-rate-limit reports it: `code`
@@ -219,7 +220,8 @@ const checks = {
     }
   },
 
-  headersDraftVersion(_version: unknown): void {
+  headersDraftVersion(version: unknown): void {
+    if (typeof version === 'string' && ERL_DRAFTS.split(', ').includes(version)) return;
     throw new ValidationError(
       'ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION',
       `standardHeaders: only the following versions of the IETF draft specification are supported: ${ERL_DRAFTS}.`,
@@ -255,11 +257,8 @@ const checks = {
   },
 
   creationStack(store: object): void {
-    // A generous frame limit: the Express layer frame must not fall off the captured stack.
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = Math.max(limit, 50);
+    // Node's default stack depth, as express-rate-limit captures it.
     const { stack } = new Error('express-rate-limit validation check (set options.validate.creationStack=false to disable)');
-    Error.stackTraceLimit = limit;
     // Express 4's and Express 5's (router 2) layer frames.
     if (stack?.includes('Layer.handle [as handle_request]') || stack?.includes('Layer.handleRequest')) {
       throw new ValidationError(
@@ -362,4 +361,28 @@ export function createValidations(validate: boolean | EnabledValidations, logger
     };
   }
   return wrapped as Validations;
+}
+
+/** express-rate-limit's internal validations object: its argument shapes, plus `disable()`. */
+export type UpstreamValidations = Omit<Validations, 'singleCount'> & {
+  /** `ERR_ERL_DOUBLE_COUNT`, given the store itself (its instance when its keys are local, else its class, with its `prefix`). */
+  singleCount(req: object, store: Pick<Store, 'localKeys' | 'prefix'>, key: unknown): void;
+  /** Turns every check off. */
+  disable(): void;
+};
+
+/**
+ * express-rate-limit's `getValidations(enabled, logger)`, with the shapes of
+ * its internal module: what code (and tests) written against it call. The
+ * logger defaults to the console. The checks are {@link createValidations}'.
+ */
+export function getValidations(validate: boolean | EnabledValidations = true, logger: Logger = ConsoleLogger): UpstreamValidations {
+  const validations = createValidations(validate, logger);
+  return {
+    ...validations,
+    singleCount: (req, store, key) => validations.singleCount(req, store.localKeys ? store : store.constructor.name, `${store.prefix ?? ''}${String(key)}`, key),
+    disable() {
+      for (const name of Object.keys(validations.enabled)) validations.enabled[name] = false;
+    },
+  };
 }

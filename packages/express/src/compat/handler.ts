@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { isThenable } from './maybe.js';
-import type { Options } from './types.js';
+import { isThenable } from '../maybe.js';
+import type { Options } from '../types.js';
 
 /**
  * The default refusal, as express-rate-limit's: status `statusCode`, then

@@ -1,32 +1,23 @@
 import {
-  ALGORITHMS,
-  type AlgorithmName,
   assertFunction,
   assertNonEmptyString,
   assertObject,
-  assertOneOf,
   assertPolicyName,
-  assertPositive,
-  createLimiter,
   DEFAULT_REFUSAL_MESSAGE,
   defaultPolicyName,
-  type HeaderOptions,
   type Limiter,
-  type LimitOptions,
-  type LimitsOption,
-  type RateKitError,
   RateKitOptionError,
-  resolveHeaderOptions,
   STANDARD_HEADER_DRAFTS,
   type StandardHeaders,
-  type StoreErrorPolicy,
 } from '@ratekit/core';
 import type { Request, Response } from 'express';
+import { ConsoleLogger as consoleLogger } from './console-logger.js';
 import { defaultHandler } from './handler.js';
 import { defaultKeyGenerator, type KeyFunction } from './key.js';
 import { attachValidations, MemoryStore, type SyncCounter, syncCounter } from './memory-store.js';
 import { hasStoreShape, INVALID_STORE_MESSAGE, isLegacyStore, isRateKitStore, PromisifiedStore } from './stores.js';
 import type {
+  EnabledValidations,
   Logger,
   Options,
   RateLimitExceededEventHandler,
@@ -36,17 +27,9 @@ import type {
   ResolvedRateLimitOptions,
   Store,
   ValueDeterminingMiddleware,
-} from './types.js';
+} from '../types.js';
 import { createValidations, type Validations } from './validations.js';
-
-/** Options that only ratekit mode has: any of them selects it. */
-const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError'] as const;
-
-/** The default logger: the console, message first (express-rate-limit's argument order). */
-export const consoleLogger: Logger = {
-  warn: (error, message) => (message === undefined ? console.warn(error) : console.warn(message, error)),
-  error: (error, message) => (message === undefined ? console.error(error) : console.error(message, error)),
-};
+import { RATEKIT_OPTIONS, type RateKitConfig, resolveRateKit } from '../ratekit-options.js';
 
 /** How the standard headers are to be sent. */
 export interface StandardHeaderSetting {
@@ -92,20 +75,8 @@ export interface CounterConfig extends CommonConfig {
   readonly passOnStoreError: boolean;
 }
 
-/** ratekit mode: a core limiter decides. */
-export interface RateKitConfig extends CommonConfig {
-  readonly mode: 'ratekit';
-  readonly limiter: Limiter<Request>;
-  /** True when `limits` or `cost` is a function, so the limiter needs the request as context. */
-  readonly needsContext: boolean;
-  /** Options for core's `rateLimitHeaders()`; `partitionKey` is set per request right before the synchronous call. */
-  readonly headers: HeaderOptions | undefined;
-  readonly onError: (error: RateKitError) => void;
-  /** The namespace, for the double-count check. */
-  readonly prefix: string;
-}
-
 export type Config = CounterConfig | RateKitConfig;
+export type { RateKitConfig };
 
 /** Which middleware the options are for: slowDown has its own defaults and extra options. */
 export interface Flavour {
@@ -145,10 +116,14 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
     throw new TypeError('Provided logger does not implement the Logger interface');
   }
   const validate = options.validate ?? true;
-  if (typeof validate !== 'boolean' && (typeof validate !== 'object' || validate === null || Array.isArray(validate))) {
+  // ratekit mode refuses options of the wrong type when the limiter is built. express-rate-limit mode
+  // takes them as express-rate-limit does: its checks log what they log, and the values are used as given.
+  const mode: RateLimitMode = RATEKIT_OPTIONS.some((name) => given[name] !== undefined) || isRateKitStore(given['store']) ? 'ratekit' : 'express-rate-limit';
+  const strict = mode === 'ratekit';
+  if (strict && typeof validate !== 'boolean' && (typeof validate !== 'object' || validate === null || Array.isArray(validate))) {
     throw new RateKitOptionError('validate', 'a boolean or an object of check names', validate);
   }
-  const validations = createValidations(validate, logger, flavour.extraValidations);
+  const validations = createValidations(validate as boolean | EnabledValidations, logger, flavour.extraValidations);
   validations.validationsConfig();
   validations.knownOptions(passed);
   validations.draftPolliHeaders(given['draft_polli_ratelimit_headers']);
@@ -157,43 +132,41 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   validations.keyGeneratorIpFallback(given['keyGenerator']);
   validations.ipv6SubnetOrKeyGenerator(given);
 
-  const mode: RateLimitMode = RATEKIT_OPTIONS.some((name) => given[name] !== undefined) || isRateKitStore(given['store']) ? 'ratekit' : 'express-rate-limit';
-
   const now = (options.now as (() => number) | undefined) ?? (() => Date.now());
   assertFunction('now', now as unknown);
   const windowMs = options.windowMs ?? 60_000;
-  if (typeof windowMs !== 'number' || Number.isNaN(windowMs)) throw new RateKitOptionError('windowMs', 'a number of milliseconds', windowMs);
+  if (strict && (typeof windowMs !== 'number' || Number.isNaN(windowMs))) throw new RateKitOptionError('windowMs', 'a number of milliseconds', windowMs);
   const limit = options.limit ?? options.max ?? 5;
-  if (typeof limit !== 'function' && (typeof limit !== 'number' || !Number.isFinite(limit) || limit < 0)) {
+  if (strict && typeof limit !== 'function' && (typeof limit !== 'number' || !Number.isFinite(limit) || limit < 0)) {
     throw new RateKitOptionError(options.limit === undefined ? 'max' : 'limit', 'a finite number >= 0 or a function of the request', limit);
   }
   const statusCode = options.statusCode ?? 429;
-  if (typeof statusCode !== 'number' || !Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599) {
+  if (strict && (typeof statusCode !== 'number' || !Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599)) {
     throw new RateKitOptionError('statusCode', 'an integer from 100 to 599', statusCode);
   }
-  const legacyHeaders = booleanOption('legacyHeaders', options.legacyHeaders ?? options.headers, true);
-  const standard = standardHeaderSetting(options.standardHeaders, legacyHeaders);
+  const legacyHeaders = booleanOption('legacyHeaders', options.legacyHeaders ?? options.headers, true, strict);
+  const standard = standardHeaderSetting(options.standardHeaders, legacyHeaders, strict);
   const requestPropertyName = options.requestPropertyName ?? 'rateLimit';
-  assertNonEmptyString('requestPropertyName', requestPropertyName);
-  const skipFailedRequests = booleanOption('skipFailedRequests', options.skipFailedRequests, false);
-  const skipSuccessfulRequests = booleanOption('skipSuccessfulRequests', options.skipSuccessfulRequests, false);
-  const passOnStoreError = booleanOption('passOnStoreError', options.passOnStoreError, false);
+  if (strict) assertNonEmptyString('requestPropertyName', requestPropertyName);
+  const skipFailedRequests = booleanOption('skipFailedRequests', options.skipFailedRequests, false, strict);
+  const skipSuccessfulRequests = booleanOption('skipSuccessfulRequests', options.skipSuccessfulRequests, false, strict);
+  const passOnStoreError = booleanOption('passOnStoreError', options.passOnStoreError, false, strict);
   const requestWasSuccessful = options.requestWasSuccessful ?? ((_req: Request, res: Response) => res.statusCode < 400);
-  assertFunction('requestWasSuccessful', requestWasSuccessful as unknown);
-  if (options.skip !== undefined) assertFunction('skip', options.skip as unknown);
+  if (strict) assertFunction('requestWasSuccessful', requestWasSuccessful as unknown);
+  if (strict && options.skip !== undefined) assertFunction('skip', options.skip as unknown);
   const handler = (options.handler ?? defaultHandler) as RateLimitExceededEventHandler;
-  if (!flavour.ownOptions.includes('handler')) assertFunction('handler', handler as unknown);
-  if (options.keyGenerator !== undefined) assertFunction('keyGenerator', options.keyGenerator as unknown);
+  if (strict && !flavour.ownOptions.includes('handler')) assertFunction('handler', handler as unknown);
+  if (strict && options.keyGenerator !== undefined) assertFunction('keyGenerator', options.keyGenerator as unknown);
   const ipv6Subnet = options.ipv6Subnet ?? 56;
-  if (ipv6Subnet !== false && typeof ipv6Subnet !== 'function' && !(Number.isInteger(ipv6Subnet) && ipv6Subnet >= 1 && ipv6Subnet <= 128)) {
+  if (strict && ipv6Subnet !== false && typeof ipv6Subnet !== 'function' && !(Number.isInteger(ipv6Subnet) && ipv6Subnet >= 1 && ipv6Subnet <= 128)) {
     throw new RateKitOptionError('ipv6Subnet', 'an integer from 1 to 128, false, or a function of the request', ipv6Subnet);
   }
   const retryAfter = options.retryAfter;
-  if (retryAfter !== undefined && typeof retryAfter !== 'function' && (typeof retryAfter !== 'number' || !Number.isFinite(retryAfter) || retryAfter < 0)) {
+  if (strict && retryAfter !== undefined && typeof retryAfter !== 'function' && (typeof retryAfter !== 'number' || !Number.isFinite(retryAfter) || retryAfter < 0)) {
     throw new RateKitOptionError('retryAfter', 'a number of seconds >= 0 or a function of the request', retryAfter);
   }
   const identifier = options.identifier ?? ((req: Request) => defaultPolicyName((req as unknown as Record<string, RateLimitInfo>)[requestPropertyName]!.limit, windowMs));
-  if (typeof identifier !== 'function') assertPolicyName('identifier', identifier);
+  if (strict && typeof identifier !== 'function') assertPolicyName('identifier', identifier);
 
   const keyGenerator = (options.keyGenerator as KeyFunction | undefined) ?? defaultKeyGenerator(ipv6Subnet, validations);
   const common = {
@@ -275,110 +248,29 @@ function resolveCounter(
   return Object.freeze({ ...common, public: publicOptions, limit, store, counter: syncCounter(store) });
 }
 
-function resolveRateKit(
-  options: Partial<Options>,
-  given: Record<string, unknown>,
-  resolved: Record<string, unknown>,
-  common: Omit<RateKitConfig, 'public' | 'limiter' | 'needsContext' | 'headers' | 'onError' | 'prefix'>,
-  flavour: Flavour,
-): RateKitConfig {
-  if (flavour.name === 'slowDown') {
-    const option = RATEKIT_OPTIONS.find((name) => given[name] !== undefined) ?? 'store';
-    throw new RateKitOptionError(option, "unset in slowDown(), which counts requests as express-slow-down does (for ratekit's delay algorithm use rateLimit({ algorithm: 'delay' }))", given[option]);
-  }
-  if (typeof options.limit === 'function' || typeof options.max === 'function') {
-    const name = typeof options.limit === 'function' ? 'limit' : 'max';
-    throw new RateKitOptionError(name, 'a number in ratekit mode (for limits per request use `limits: (req) => ({ limit, windowMs })`)', options[name]);
-  }
-  if (options.store !== undefined && !isRateKitStore(options.store)) {
-    throw new RateKitOptionError('store', 'a ratekit RateLimitStore when ratekit options are used (an express-rate-limit store only counts hits; wrap a ratekit store in RateKitStore for the other direction)', options.store);
-  }
-  if (typeof options.identifier === 'function') {
-    throw new RateKitOptionError('identifier', 'a string in ratekit mode (name each limit instead)', options.identifier);
-  }
-  if (options.passOnStoreError !== undefined && options.onStoreError !== undefined) {
-    throw new RateKitOptionError('passOnStoreError', 'unset when `onStoreError` is given', options.passOnStoreError);
-  }
+/** The drafts express-rate-limit v8 writes; ratekit mode also knows core's later ones. */
+const ERL_DRAFTS: readonly string[] = ['draft-6', 'draft-7', 'draft-8'];
 
-  const limits = policyOf(given, options);
-  const onError = (options.onError as ((error: RateKitError) => void) | undefined) ?? ((error: RateKitError) => common.logger.error(error));
-  assertFunction('onError', onError as unknown);
-  const onStoreError: StoreErrorPolicy | undefined = options.onStoreError ?? (options.passOnStoreError === true ? 'allow' : undefined);
-  const prefix = options.prefix ?? '';
-
-  // The core validates limits, cost, store, prefix, onStoreError, storeTimeoutMs and now, and names the option.
-  const limiter = createLimiter<Request>({
-    limits,
-    store: options.store as never,
-    prefix,
-    cost: options.cost,
-    now: common.now,
-    onStoreError,
-    storeTimeoutMs: options.storeTimeoutMs,
-    onError,
-  });
-  common.validations.creationStack({ localKeys: !limiter.store.shared });
-
-  const first = typeof limits === 'function' ? undefined : Array.isArray(limits) ? (limits as readonly LimitOptions[])[0] : (limits as LimitOptions);
-  resolved['windowMs'] = first?.windowMs ?? common.windowMs;
-  resolved['limit'] = first?.limit ?? resolved['limit'];
-  resolved['algorithm'] = first?.algorithm ?? 'fixed-window';
-  resolved['store'] = limiter.store;
-  const headers = common.legacyHeaders || common.standard.draft !== false || common.standard.unsupported ? headerOptions(common) : undefined;
-
-  return Object.freeze({
-    ...common,
-    public: freezePublic(resolved, 'ratekit', limiter),
-    limiter,
-    needsContext: typeof limits === 'function' || typeof options.cost === 'function',
-    headers,
-    onError,
-    prefix,
-  });
-}
-
-/** The policy: `limits` as given, or one limit from `windowMs`, `limit`, `algorithm` and `identifier`. */
-function policyOf(given: Record<string, unknown>, options: Partial<Options>): LimitsOption<Request> {
-  if (options.limits !== undefined) {
-    for (const name of ['windowMs', 'limit', 'max', 'algorithm', 'identifier'] as const) {
-      if (given[name] !== undefined) {
-        throw new RateKitOptionError(name, `unset when \`limits\` is given (set \`${name === 'identifier' ? 'name' : name === 'max' ? 'limit' : name}\` in each limit instead)`, given[name]);
-      }
-    }
-    return options.limits;
-  }
-  const windowMs = options.windowMs ?? 60_000;
-  assertPositive('windowMs', windowMs, ' of milliseconds');
-  const limit = (options.limit ?? options.max ?? 5) as number;
-  assertPositive(options.limit === undefined && options.max !== undefined ? 'max' : 'limit', limit);
-  const algorithm: AlgorithmName = options.algorithm ?? 'fixed-window';
-  assertOneOf('algorithm', algorithm, ALGORITHMS);
-  const limitOptions: LimitOptions = { algorithm, limit, windowMs };
-  if (typeof options.identifier === 'string') limitOptions.name = options.identifier;
-  return limitOptions;
-}
-
-/** Core header options for ratekit mode; one List value per field, appended per limiter. */
-function headerOptions(common: Pick<CommonConfig, 'legacyHeaders' | 'standard'>): HeaderOptions {
-  const base = resolveHeaderOptions({ standardHeaders: common.standard.draft, legacyHeaders: common.legacyHeaders, combineLists: true });
-  // An unsupported draft still turns Retry-After on, as express-rate-limit does.
-  return { ...base, retryAfter: common.standard.unsupported ? true : undefined };
-}
-
-/** `standardHeaders`: `true` is draft-6; a known draft is itself; another string is reported once and sends none. */
-function standardHeaderSetting(value: unknown, legacyHeaders: boolean): StandardHeaderSetting {
+/**
+ * `standardHeaders`: `true` is draft-6; a known draft is itself; any other
+ * value (any other truthy one, in express-rate-limit mode) is reported once
+ * and sends none, as express-rate-limit does.
+ */
+function standardHeaderSetting(value: unknown, legacyHeaders: boolean, strict: boolean): StandardHeaderSetting {
   if (value === undefined || value === false) return { draft: false, unsupported: false, retryAfter: legacyHeaders };
   if (value === true) return { draft: 'draft-6', unsupported: false, retryAfter: true };
-  if (typeof value !== 'string') throw new RateKitOptionError('standardHeaders', `false, true or one of ${STANDARD_HEADER_DRAFTS.map((d) => `'${d}'`).join(', ')}`, value);
-  const known = (STANDARD_HEADER_DRAFTS as readonly string[]).includes(value);
+  if (strict && typeof value !== 'string') throw new RateKitOptionError('standardHeaders', `false, true or one of ${STANDARD_HEADER_DRAFTS.map((d) => `'${d}'`).join(', ')}`, value);
+  if (!value) return { draft: false, unsupported: false, retryAfter: legacyHeaders };
+  const known = (strict ? (STANDARD_HEADER_DRAFTS as readonly string[]) : ERL_DRAFTS).includes(value as string);
   return { draft: known ? (value as StandardHeaders) : false, unsupported: !known, retryAfter: true };
 }
 
-/** Freezes what handlers see, with `mode` and `limiter` as non-enumerable extras (express-rate-limit's options have neither). */
+/** What handlers see, with `mode` and `limiter` as non-enumerable extras (express-rate-limit's options have neither); frozen in ratekit mode. */
 function freezePublic(resolved: Record<string, unknown>, mode: RateLimitMode, limiter: Limiter<Request> | undefined): ResolvedRateLimitOptions {
   Object.defineProperty(resolved, 'mode', { value: mode, enumerable: false });
   Object.defineProperty(resolved, 'limiter', { value: limiter, enumerable: false });
-  return Object.freeze(resolved) as unknown as ResolvedRateLimitOptions;
+  // ratekit mode freezes them; express-rate-limit mode hands them over as express-rate-limit does.
+  return (mode === 'ratekit' ? Object.freeze(resolved) : resolved) as unknown as ResolvedRateLimitOptions;
 }
 
 /** The options minus those set to `undefined`, which count as omitted. Does not mutate. */
@@ -388,8 +280,12 @@ function withoutUndefined(options: Record<string, unknown>): Record<string, unkn
   return kept;
 }
 
-function booleanOption(option: string, value: unknown, fallback: boolean): boolean {
+/** A boolean option: refused when not a boolean in ratekit mode (`strict`), else taken for its truth, as express-rate-limit does. */
+function booleanOption(option: string, value: unknown, fallback: boolean, strict: boolean): boolean {
   if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new RateKitOptionError(option, 'a boolean', value);
+  if (typeof value !== 'boolean') {
+    if (strict) throw new RateKitOptionError(option, 'a boolean', value);
+    return Boolean(value);
+  }
   return value;
 }

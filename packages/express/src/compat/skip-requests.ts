@@ -1,12 +1,20 @@
 import type { Request, Response } from 'express';
-import { attempt, isThenable } from './maybe.js';
-import type { ValueDeterminingMiddleware } from './types.js';
+import { attempt, isThenable } from '../maybe.js';
+import type { ValueDeterminingMiddleware } from '../types.js';
 
 /** How a response ended, watched from the start of the request. */
 export interface ResponseWatch {
   readonly finished: Promise<void> | undefined;
   readonly closed: Promise<void> | undefined;
   readonly errored: Promise<void> | undefined;
+  /**
+   * Resolves once the un-counting started by the events that have already
+   * fired is done (at once when none has): what the middleware's promise
+   * waits for, so code that awaits it sees the decrement.
+   */
+  settled(): Promise<void>;
+  /** Records the work an event starts (for {@link ResponseWatch.settled}). */
+  track(event: 'finish' | 'close' | 'error', work: Promise<unknown>): void;
 }
 
 /** What `skipFailedRequests` / `skipSuccessfulRequests` need. */
@@ -33,11 +41,23 @@ export interface Uncount {
 export function watchResponse(res: Response, settings: SkipRequestsSettings): ResponseWatch | undefined {
   const { skipFailedRequests, skipSuccessfulRequests } = settings;
   if (!skipFailedRequests && !skipSuccessfulRequests) return undefined;
-  const once = (event: string) => new Promise<void>((resolve) => res.once(event, () => resolve()));
+  const fired = new Set<string>();
+  const work = new Map<string, Promise<unknown>[]>();
+  const once = (event: string) =>
+    new Promise<void>((resolve) =>
+      res.once(event, () => {
+        fired.add(event);
+        resolve();
+      }),
+    );
   return {
     finished: once('finish'),
     closed: skipFailedRequests ? once('close') : undefined,
     errored: skipFailedRequests ? once('error') : undefined,
+    settled: () => Promise.all([...fired].flatMap((event) => work.get(event) ?? [])).then(() => undefined),
+    track(event, promise) {
+      work.set(event, [...(work.get(event) ?? []), promise]);
+    },
   };
 }
 
@@ -52,28 +72,34 @@ export function watchResponse(res: Response, settings: SkipRequestsSettings): Re
  */
 export function uncountWhenSkipped(req: Request, res: Response, watch: ResponseWatch, settings: SkipRequestsSettings, uncount: Uncount): void {
   let done = false;
-  const undoOnce = () => {
-    if (done) return;
+  const undoOnce = (): Promise<void> | undefined => {
+    if (done) return undefined;
     done = true;
     let result: unknown;
     try {
       result = uncount.undo();
     } catch (error) {
       uncount.report(error, 'decrement');
-      return;
+      return undefined;
     }
-    if (isThenable(result)) Promise.resolve(result).catch((error: unknown) => uncount.report(error, 'decrement'));
+    if (isThenable(result)) return Promise.resolve(result).then(() => undefined, (error: unknown) => uncount.report(error, 'decrement'));
+    return undefined;
   };
-  watch.finished?.then(() =>
-    Promise.resolve(attempt(() => settings.requestWasSuccessful(req, res))).then(
-      (successful) => {
-        if (successful ? settings.skipSuccessfulRequests : settings.skipFailedRequests) undoOnce();
-      },
-      (error: unknown) => uncount.report(error, 'callback'),
-    ),
-  );
-  watch.closed?.then(() => {
-    if (!res.writableEnded) undoOnce();
-  });
-  watch.errored?.then(undoOnce);
+  // As express-rate-limit: each skip option asks `requestWasSuccessful` on its own.
+  const whenFinished = (undoIf: (successful: unknown) => boolean) =>
+    watch.finished?.then(() =>
+      Promise.resolve(attempt(() => settings.requestWasSuccessful(req, res))).then(
+        (successful) => (undoIf(successful) ? undoOnce() : undefined),
+        (error: unknown) => uncount.report(error, 'callback'),
+      ),
+    );
+  const finishWork = [
+    settings.skipFailedRequests ? whenFinished((successful) => !successful) : undefined,
+    settings.skipSuccessfulRequests ? whenFinished((successful) => Boolean(successful)) : undefined,
+  ];
+  for (const work of finishWork) if (work !== undefined) watch.track('finish', work);
+  const closeWork = watch.closed?.then(() => (res.writableEnded ? undefined : undoOnce()));
+  if (closeWork !== undefined) watch.track('close', closeWork);
+  const errorWork = watch.errored?.then(undoOnce);
+  if (errorWork !== undefined) watch.track('error', errorWork);
 }

@@ -9,9 +9,9 @@ import {
   RateKitOptionError,
   type RateLimitStore,
 } from '@ratekit/core';
-import { isThenable } from './maybe.js';
+import { isThenable } from '../maybe.js';
 import { isRateKitStore } from './stores.js';
-import type { ClientRateLimitInfo, Options, Store } from './types.js';
+import type { ClientRateLimitInfo, Options, Store } from '../types.js';
 
 /** Options of {@link RateKitStore}. */
 export interface RateKitStoreOptions {

@@ -1,8 +1,8 @@
 import { memoryStore, RateKitOptionError } from '@ratekit/core';
 import { MemoryStore } from './memory-store.js';
 import { type Config, type CounterConfig, type RateKitConfig, resolveOptions } from './options.js';
-import { rateLimit } from './rate-limit.js';
-import type { Logger, RateLimitOptions } from './types.js';
+import { rateLimit } from '../rate-limit.js';
+import type { Logger, RateLimitOptions } from '../types.js';
 
 /** Collects what the configuration checks log. */
 function recordingLogger() {
@@ -44,7 +44,8 @@ describe('resolveOptions', () => {
         ipv6Subnet: 56,
         validate: { default: true },
       });
-      expect(Object.isFrozen(resolved)).toBe(true);
+      // Handed over as express-rate-limit hands them over: not frozen.
+      expect(Object.isFrozen(resolved)).toBe(false);
     });
 
     it('gives handlers every default as a function where express-rate-limit has one', () => {
@@ -146,8 +147,9 @@ describe('resolveOptions', () => {
       ['draft-6', 'draft-6', false],
       ['draft-7', 'draft-7', false],
       ['draft-8', 'draft-8', false],
-      ['draft-11', 'draft-11', false],
+      ['draft-11', false, true], // express-rate-limit v8 writes draft-6 to draft-8 only
       ['draft-5', false, true],
+      [6, false, true], // any other truthy value is an unsupported draft, logged once
     ] as const)('%p sends %p (unsupported: %p)', (given, draft, unsupported) => {
       expect(counterConfig({ standardHeaders: given as never }).standard).toMatchObject({ draft, unsupported });
     });
@@ -174,13 +176,59 @@ describe('resolveOptions', () => {
     });
   });
 
+  describe('with an option of the wrong type, in express-rate-limit mode', () => {
+    // express-rate-limit accepts these: its checks log what they log, and each value is used as given
+    // (so a bad one fails per request, into next(err), or is taken for its truth).
+    const table: Array<[string, RateLimitOptions]> = [
+      ['windowMs "1m"', { windowMs: '1m' as never }],
+      ['limit -1', { limit: -1 }],
+      ['limit NaN', { limit: Number.NaN }],
+      ['max "5"', { max: '5' as never }],
+      ['standardHeaders 6', { standardHeaders: 6 as never }],
+      ["legacyHeaders 'yes'", { legacyHeaders: 'yes' as never }],
+      ['a keyGenerator string', { keyGenerator: 'ip' as never }],
+      ['ipv6Subnet 0', { ipv6Subnet: 0 }],
+      ['ipv6Subnet 129', { ipv6Subnet: 129 }],
+      ['ipv6Subnet true', { ipv6Subnet: true as never }],
+      ['a skip boolean', { skip: true as never }],
+      ['a handler string', { handler: 'deny' as never }],
+      ['statusCode 42', { statusCode: 42 }],
+      ['statusCode 600', { statusCode: 600 }],
+      ['statusCode 429.5', { statusCode: 429.5 }],
+      ['an empty requestPropertyName', { requestPropertyName: '' }],
+      ['skipFailedRequests 1', { skipFailedRequests: 1 as never }],
+      ['skipSuccessfulRequests "true"', { skipSuccessfulRequests: 'true' as never }],
+      ['passOnStoreError "yes"', { passOnStoreError: 'yes' as never }],
+      ['a requestWasSuccessful boolean', { requestWasSuccessful: true as never }],
+      ['retryAfter -1', { retryAfter: -1 }],
+      ['an identifier with a newline', { identifier: 'a\nb' }],
+      ['validate "yes"', { validate: 'yes' as never }],
+    ];
+
+    it.each(table)('%s: builds the limiter, as express-rate-limit does', (_situation, options) => {
+      const { logger } = recordingLogger();
+      expect(() => resolveOptions({ ...options, logger })).not.toThrow();
+    });
+
+    it('takes a non-boolean flag for its truth', () => {
+      expect(counterConfig({ legacyHeaders: 0 as never }).legacyHeaders).toBe(false);
+      expect(counterConfig({ skipFailedRequests: 'yes' as never }).skipFailedRequests).toBe(true);
+    });
+
+    it('logs ERR_ERL_IPV6_SUBNET for a fractional ipv6Subnet, and builds', () => {
+      const { logger, logged } = recordingLogger();
+      expect(() => resolveOptions({ ipv6Subnet: 48.5, logger })).not.toThrow();
+      expect(logged.map((l) => l.code)).toEqual(['ERR_ERL_IPV6_SUBNET']);
+    });
+  });
+
   describe('with an option of the wrong type', () => {
     // Each row: the options, and the option the error must name.
     const table: Array<[string, RateLimitOptions, string]> = [
-      ['windowMs "1m"', { windowMs: '1m' as never }, 'windowMs'],
-      ['limit -1', { limit: -1 }, 'limit'],
-      ['limit NaN', { limit: Number.NaN }, 'limit'],
-      ['max "5"', { max: '5' as never }, 'max'],
+      ['ratekit mode, windowMs "1m"', { algorithm: 'fixed-window', windowMs: '1m' as never }, 'windowMs'],
+      ['ratekit mode, limit -1', { algorithm: 'fixed-window', limit: -1 }, 'limit'],
+      ['ratekit mode, limit NaN', { algorithm: 'fixed-window', limit: Number.NaN }, 'limit'],
+      ['ratekit mode, max "5"', { algorithm: 'fixed-window', max: '5' as never }, 'max'],
       ['ratekit mode, windowMs 0', { algorithm: 'fixed-window', windowMs: 0 }, 'windowMs'],
       ['ratekit mode, limit 0', { algorithm: 'fixed-window', limit: 0 }, 'limit'],
       ['ratekit mode, a limit function', { algorithm: 'gcra', limit: () => 5 }, 'limit'],
@@ -198,25 +246,25 @@ describe('resolveOptions', () => {
       ['a prefix with NUL', { prefix: 'a\u0000b' }, 'prefix'],
       ['an unknown onStoreError', { onStoreError: 'ignore' as never }, 'onStoreError'],
       ['storeTimeoutMs 0', { storeTimeoutMs: 0 }, 'storeTimeoutMs'],
-      ['standardHeaders 6', { standardHeaders: 6 as never }, 'standardHeaders'],
-      ["legacyHeaders 'yes'", { legacyHeaders: 'yes' as never }, 'legacyHeaders'],
-      ['a keyGenerator string', { keyGenerator: 'ip' as never }, 'keyGenerator'],
-      ['ipv6Subnet 0', { ipv6Subnet: 0 }, 'ipv6Subnet'],
-      ['ipv6Subnet 129', { ipv6Subnet: 129 }, 'ipv6Subnet'],
-      ['ipv6Subnet true', { ipv6Subnet: true as never }, 'ipv6Subnet'],
-      ['a skip boolean', { skip: true as never }, 'skip'],
-      ['a handler string', { handler: 'deny' as never }, 'handler'],
-      ['statusCode 42', { statusCode: 42 }, 'statusCode'],
-      ['statusCode 600', { statusCode: 600 }, 'statusCode'],
-      ['statusCode 429.5', { statusCode: 429.5 }, 'statusCode'],
-      ['an empty requestPropertyName', { requestPropertyName: '' }, 'requestPropertyName'],
-      ['skipFailedRequests 1', { skipFailedRequests: 1 as never }, 'skipFailedRequests'],
-      ['skipSuccessfulRequests "true"', { skipSuccessfulRequests: 'true' as never }, 'skipSuccessfulRequests'],
-      ['passOnStoreError "yes"', { passOnStoreError: 'yes' as never }, 'passOnStoreError'],
-      ['a requestWasSuccessful boolean', { requestWasSuccessful: true as never }, 'requestWasSuccessful'],
-      ['retryAfter -1', { retryAfter: -1 }, 'retryAfter'],
-      ['an identifier with a newline', { identifier: 'a\nb' }, 'identifier'],
-      ['validate "yes"', { validate: 'yes' as never }, 'validate'],
+      ['ratekit mode, standardHeaders 6', { algorithm: 'fixed-window', standardHeaders: 6 as never }, 'standardHeaders'],
+      ["ratekit mode, legacyHeaders 'yes'", { algorithm: 'fixed-window', legacyHeaders: 'yes' as never }, 'legacyHeaders'],
+      ['ratekit mode, a keyGenerator string', { algorithm: 'fixed-window', keyGenerator: 'ip' as never }, 'keyGenerator'],
+      ['ratekit mode, ipv6Subnet 0', { algorithm: 'fixed-window', ipv6Subnet: 0 }, 'ipv6Subnet'],
+      ['ratekit mode, ipv6Subnet 129', { algorithm: 'fixed-window', ipv6Subnet: 129 }, 'ipv6Subnet'],
+      ['ratekit mode, ipv6Subnet true', { algorithm: 'fixed-window', ipv6Subnet: true as never }, 'ipv6Subnet'],
+      ['ratekit mode, a skip boolean', { algorithm: 'fixed-window', skip: true as never }, 'skip'],
+      ['ratekit mode, a handler string', { algorithm: 'fixed-window', handler: 'deny' as never }, 'handler'],
+      ['ratekit mode, statusCode 42', { algorithm: 'fixed-window', statusCode: 42 }, 'statusCode'],
+      ['ratekit mode, statusCode 600', { algorithm: 'fixed-window', statusCode: 600 }, 'statusCode'],
+      ['ratekit mode, statusCode 429.5', { algorithm: 'fixed-window', statusCode: 429.5 }, 'statusCode'],
+      ['ratekit mode, an empty requestPropertyName', { algorithm: 'fixed-window', requestPropertyName: '' }, 'requestPropertyName'],
+      ['ratekit mode, skipFailedRequests 1', { algorithm: 'fixed-window', skipFailedRequests: 1 as never }, 'skipFailedRequests'],
+      ['ratekit mode, skipSuccessfulRequests "true"', { algorithm: 'fixed-window', skipSuccessfulRequests: 'true' as never }, 'skipSuccessfulRequests'],
+      ['ratekit mode, passOnStoreError "yes"', { algorithm: 'fixed-window', passOnStoreError: 'yes' as never }, 'passOnStoreError'],
+      ['ratekit mode, a requestWasSuccessful boolean', { algorithm: 'fixed-window', requestWasSuccessful: true as never }, 'requestWasSuccessful'],
+      ['ratekit mode, retryAfter -1', { algorithm: 'fixed-window', retryAfter: -1 }, 'retryAfter'],
+      ['ratekit mode, an identifier with a newline', { algorithm: 'fixed-window', identifier: 'a\nb' }, 'identifier'],
+      ['ratekit mode, validate "yes"', { algorithm: 'fixed-window', validate: 'yes' as never }, 'validate'],
       ['an onError string', { onError: 'log' as never }, 'onError'],
       ['a now number', { now: 0 as never }, 'now'],
     ];
@@ -238,7 +286,7 @@ describe('resolveOptions', () => {
     });
 
     it('says what was expected and what was given', () => {
-      expect(() => resolveOptions({ statusCode: 42 })).toThrow('[ratekit] Expected `statusCode` to be an integer from 100 to 599, got 42');
+      expect(() => resolveOptions({ algorithm: 'fixed-window', statusCode: 42 })).toThrow('[ratekit] Expected `statusCode` to be an integer from 100 to 599, got 42');
     });
 
     it('throws on options that are not an object', () => {

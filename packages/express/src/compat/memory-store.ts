@@ -1,5 +1,5 @@
 import { type MemoryStore as CoreMemoryStore, memoryStore, type ResolvedLimit, resolveLimit } from '@ratekit/core';
-import type { ClientRateLimitInfo, Options, Store } from './types.js';
+import type { ClientRateLimitInfo, Options, Store } from '../types.js';
 import type { Validations } from './validations.js';
 
 /** The counter's ceiling: a fixed window so wide it never refuses, so every hit counts (express-rate-limit's store counts, the middleware decides). */
@@ -59,6 +59,13 @@ export class MemoryStore implements Store {
   #limits: readonly ResolvedLimit[] = [counterLimit(60_000)];
   readonly #now: () => number;
   readonly #maxKeys: number | undefined;
+  /**
+   * Keys taken back to zero hits while their window is open, with the
+   * window's end (ms): express-rate-limit keeps such a client, so `get`
+   * still answers `{ totalHits: 0, resetTime }` for it. Bounded as the store is.
+   */
+  readonly #zeroed = new Map<string, number>();
+  #windowMs = 60_000;
 
   /** @throws {RateKitOptionError} when `maxKeys` is not an integer ≥ 1 */
   constructor(options: MemoryStoreOptions = {}) {
@@ -80,15 +87,25 @@ export class MemoryStore implements Store {
   init(options: Pick<Options, 'windowMs'>): void {
     this.windowMs = options.windowMs;
     validationsOf.get(this)?.windowMs(options.windowMs);
-    this.#limits = [counterLimit(usableWindow(options.windowMs))];
+    this.#windowMs = usableWindow(options.windowMs);
+    this.#limits = [counterLimit(this.#windowMs)];
   }
 
-  /** The key's hits and reset time in its current window; `undefined` when unknown or expired. */
+  /**
+   * The key's hits and reset time in its current window (`totalHits: 0` for
+   * a key decremented to zero whose window is still open, as
+   * express-rate-limit); `undefined` when unknown or expired.
+   */
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    const decision = this.#core.evaluate({ key: String(key), namespace: '', limits: this.#limits, cost: 0, mode: 'peek', nowMs: this.#now() });
-    const totalHits = COUNTER_CAP - decision.remaining;
-    if (totalHits === 0 && decision.resetMs === 0) return undefined;
-    return { totalHits, resetTime: new Date(decision.nowMs + decision.resetMs) };
+    const info = this.#peek(String(key));
+    if (info !== undefined) return info;
+    const zeroedUntil = this.#zeroed.get(String(key));
+    if (zeroedUntil === undefined) return undefined;
+    if (zeroedUntil <= this.#now()) {
+      this.#zeroed.delete(String(key));
+      return undefined;
+    }
+    return { totalHits: 0, resetTime: new Date(zeroedUntil) };
   }
 
   /** Counts a hit; starts a new window when the last one has ended. */
@@ -103,11 +120,13 @@ export class MemoryStore implements Store {
 
   /** Forgets a key. */
   async resetKey(key: string): Promise<void> {
+    this.#zeroed.delete(String(key));
     this.#core.resetKey(String(key), '');
   }
 
   /** Forgets every key. */
   async resetAll(): Promise<void> {
+    this.#zeroed.clear();
     this.#core.dispose();
     this.#core = memoryStore(this.#maxKeys === undefined ? {} : { maxKeys: this.#maxKeys });
   }
@@ -118,12 +137,36 @@ export class MemoryStore implements Store {
   }
 
   #increment(key: string): ClientRateLimitInfo {
+    if (this.#zeroed.size > 0) this.#zeroed.delete(String(key));
     const decision = this.#core.evaluate({ key: String(key), namespace: '', limits: this.#limits, cost: 1, mode: 'consume', nowMs: this.#now() });
     return { totalHits: COUNTER_CAP - decision.remaining, resetTime: new Date(decision.nowMs + decision.resetMs) };
   }
 
   #decrement(key: string): void {
-    this.#core.evaluate({ key: String(key), namespace: '', limits: this.#limits, cost: 1, mode: 'refund', nowMs: this.#now() });
+    const name = String(key);
+    const before = this.#peek(name);
+    if (before === undefined) {
+      // express-rate-limit creates the client (0 hits, a new window) when it decrements an unknown key.
+      if (!this.#zeroed.has(name)) this.#markZeroed(name, this.#now() + this.#windowMs);
+      return;
+    }
+    this.#core.evaluate({ key: name, namespace: '', limits: this.#limits, cost: 1, mode: 'refund', nowMs: this.#now() });
+    if (before.totalHits <= 1) this.#markZeroed(name, before.resetTime!.getTime());
+  }
+
+  #markZeroed(key: string, until: number): void {
+    this.#zeroed.delete(key);
+    this.#zeroed.set(key, until);
+    // As bounded as the counts: the oldest mark goes first.
+    if (this.#zeroed.size > (this.#maxKeys ?? 100_000)) this.#zeroed.delete(this.#zeroed.keys().next().value!);
+  }
+
+  /** The key's count in its open window, `undefined` when it has none. */
+  #peek(key: string): ClientRateLimitInfo | undefined {
+    const decision = this.#core.evaluate({ key, namespace: '', limits: this.#limits, cost: 0, mode: 'peek', nowMs: this.#now() });
+    const totalHits = COUNTER_CAP - decision.remaining;
+    if (totalHits === 0 && decision.resetMs === 0) return undefined;
+    return { totalHits, resetTime: new Date(decision.nowMs + decision.resetMs) };
   }
 }
 
@@ -141,7 +184,9 @@ function counterLimit(windowMs: number): ResolvedLimit {
   return resolveLimit({ algorithm: 'fixed-window', limit: COUNTER_CAP, windowMs, name: 'express-rate-limit hits' });
 }
 
-function usableWindow(windowMs: unknown): number {
+function usableWindow(given: unknown): number {
+  // express-rate-limit's store hands windowMs to setInterval, which takes a numeric string as its number.
+  const windowMs = typeof given === 'string' && given.trim() !== '' ? Number(given) : given;
   if (typeof windowMs !== 'number' || Number.isNaN(windowMs) || windowMs < 1) return 1;
   return Math.min(windowMs, LONGEST_WINDOW_MS);
 }
