@@ -1,23 +1,37 @@
-import { type MemoryStore as CoreMemoryStore, memoryStore, type ResolvedLimit, resolveLimit } from '@ratekit/core';
+import { RateKitOptionError } from '@ratekit/core';
 import type { ClientRateLimitInfo, Options, Store } from '../types.js';
 import type { Validations } from './validations.js';
 
-/** The counter's ceiling: a fixed window so wide it never refuses, so every hit counts (express-rate-limit's store counts, the middleware decides). */
-const COUNTER_CAP = Number.MAX_SAFE_INTEGER;
+/** The longest delay `setInterval` takes (about 24.8 days); longer windows rotate at this period and keep their open clients. */
+const LONGEST_INTERVAL_MS = 2 ** 31 - 1;
 
 /** The widest window kept, in ms (about 31,700 years): an infinite `windowMs` means "never reset". */
 const LONGEST_WINDOW_MS = 1e15;
 
+/** The default bound on the keys held across both generations. */
+const DEFAULT_MAX_KEYS = 100_000;
+
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * The most keys held at once; the least recently used is dropped beyond
-   * it (and starts again from zero). express-rate-limit's store has no bound.
+   * The most keys held at once, across both generations (`previous` and
+   * `current`). When a new key would go beyond it, one client is dropped
+   * (and starts again from zero if it comes back): first one whose window
+   * has ended, then one of `previous` (not seen this window) with the
+   * fewest hits, then one of `current` with the fewest hits, and a refused
+   * client (more hits than the limiter's numeric `limit`) only when every
+   * held client is refused. express-rate-limit's store has no bound.
    * @default 100_000
    */
   maxKeys?: number;
   /** The clock, Unix epoch ms. @default `Date.now()` */
   now?: () => number;
+}
+
+/** One key's count: express-rate-limit's `Client`. */
+export interface MemoryStoreClient {
+  totalHits: number;
+  resetTime: Date;
 }
 
 /** The synchronous operations the middleware uses on the default store, so its request path needs no promise. */
@@ -26,22 +40,38 @@ export interface SyncCounter {
   decrement(key: string): void;
 }
 
+/** A client the last scan judged droppable: its key, its rank then, and its hits then. */
+interface Candidate {
+  readonly key: string;
+  readonly rank: Rank;
+  readonly hits: number;
+}
+
+/** How willingly a client is dropped, lowest first. */
+const Rank = { Ended: 0, Previous: 1, Current: 2, Refused: 3 } as const;
+type Rank = (typeof Rank)[keyof typeof Rank];
+
 const counters = new WeakMap<MemoryStore, SyncCounter>();
 const validationsOf = new WeakMap<MemoryStore, Validations>();
 
 /**
- * express-rate-limit's `MemoryStore`, on @ratekit/core's in-memory store: a
- * hit counter per key with a fixed window that starts at the key's first hit
- * (core's `fixed-window` algorithm, set so wide that it never refuses: every
- * hit counts and the middleware compares the count with `limit`).
+ * express-rate-limit's `MemoryStore`, with the same design: two generations
+ * of clients (`{ totalHits, resetTime }` by key), `current` and `previous`.
+ * A hit moves its client to `current`; an unref'd `interval` makes `current`
+ * the new `previous` every `windowMs` and drops the old `previous`, whose
+ * windows have all ended. A client's window starts at its first hit.
  *
- * Same contract and answers as express-rate-limit v8's (`init`, `get`,
- * `increment`, `decrement`, `resetKey`, `resetAll`, `shutdown`,
- * `localKeys: true`; the methods return promises), so code written for it,
- * such as `@express-rate-limit/cluster-memory-store`, works with it.
- * Differences: at most `maxKeys` keys are kept (least recently used
- * dropped), and expired keys are dropped by core's pruning rather than by a
- * timer swapping two maps every window.
+ * Same contract, public fields and answers as express-rate-limit v8's
+ * (`init`, `get`, `increment`, `decrement`, `resetKey`, `resetAll`,
+ * `shutdown`, `localKeys: true`, `windowMs`, `interval`, `current`,
+ * `previous`; the methods return promises), so code written for it, such
+ * as `@express-rate-limit/cluster-memory-store`, works with it.
+ *
+ * One difference: at most `maxKeys` clients are held (see
+ * {@link MemoryStoreOptions.maxKeys}), so a flood of new keys cannot grow
+ * it without bound, nor drop a refused client while any other can go. And
+ * a window longer than `setInterval` allows (about 24.8 days) is kept whole
+ * rather than rotated every millisecond.
  *
  * @example
  * ```ts
@@ -52,121 +82,218 @@ const validationsOf = new WeakMap<MemoryStore, Validations>();
 export class MemoryStore implements Store {
   /** The window, in ms, as given to `init`. */
   windowMs: number | undefined;
+  /** The clients not seen since the last rotation. */
+  previous = new Map<string, MemoryStoreClient>();
+  /** The clients seen since the last rotation. */
+  current = new Map<string, MemoryStoreClient>();
+  /** The timer that rotates the generations every `windowMs` (unref'd); set by `init`. */
+  interval: ReturnType<typeof setInterval> | undefined;
   /** Counts in one instance never affect another. */
   readonly localKeys = true;
+  /** The most clients held at once, across both generations. */
+  readonly maxKeys: number;
 
-  #core: CoreMemoryStore;
-  #limits: readonly ResolvedLimit[] = [counterLimit(60_000)];
   readonly #now: () => number;
-  readonly #maxKeys: number | undefined;
-  /**
-   * Keys taken back to zero hits while their window is open, with the
-   * window's end (ms): express-rate-limit keeps such a client, so `get`
-   * still answers `{ totalHits: 0, resetTime }` for it. Bounded as the store is.
-   */
-  readonly #zeroed = new Map<string, number>();
   #windowMs = 60_000;
+  /** The limiter's `limit` when it is a number: a client with more hits is refused, and dropped last. */
+  #limit: number | undefined;
+  /** Clients to drop when the store is full, best first (checked again before each drop). */
+  #candidates: Candidate[] = [];
+  #next = 0;
 
   /** @throws {RateKitOptionError} when `maxKeys` is not an integer ≥ 1 */
   constructor(options: MemoryStoreOptions = {}) {
+    const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
+    if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) throw new RateKitOptionError('maxKeys', 'an integer >= 1', options.maxKeys);
+    this.maxKeys = maxKeys;
     this.#now = options.now ?? (() => Date.now());
-    this.#maxKeys = options.maxKeys;
-    this.#core = memoryStore(options.maxKeys === undefined ? {} : { maxKeys: options.maxKeys });
     counters.set(this, {
-      increment: (key) => this.#increment(key),
-      decrement: (key) => this.#decrement(key),
+      increment: (key) => this.#increment(String(key)),
+      decrement: (key) => this.#decrement(String(key)),
     });
   }
 
   /**
-   * Reads `windowMs` from the limiter's options. An unusable value is
-   * reported as express-rate-limit does (`ERR_ERL_WINDOW_MS`, for the store
-   * the limiter made itself) and replaced: below 1 ms or not a number by 1 ms,
-   * an infinite one by a window that never ends in practice.
+   * Reads `windowMs` (and a numeric `limit`) from the limiter's options and
+   * starts the rotation timer. An unusable `windowMs` is reported as
+   * express-rate-limit does (`ERR_ERL_WINDOW_MS`, for the store the limiter
+   * made itself) and replaced: below 1 ms or not a number by 1 ms, an
+   * infinite one by a window that never ends in practice.
    */
-  init(options: Pick<Options, 'windowMs'>): void {
+  init(options: Pick<Options, 'windowMs'> & Partial<Pick<Options, 'limit'>>): void {
     this.windowMs = options.windowMs;
     validationsOf.get(this)?.windowMs(options.windowMs);
     this.#windowMs = usableWindow(options.windowMs);
-    this.#limits = [counterLimit(this.#windowMs)];
+    const limit = options.limit;
+    this.#limit = typeof limit === 'number' && limit >= 0 ? limit : undefined;
+    if (this.interval !== undefined) clearInterval(this.interval);
+    this.interval = setInterval(() => this.#rotate(), Math.min(this.#windowMs, LONGEST_INTERVAL_MS));
+    (this.interval as { unref?: () => unknown }).unref?.();
   }
 
   /**
-   * The key's hits and reset time in its current window (`totalHits: 0` for
-   * a key decremented to zero whose window is still open, as
-   * express-rate-limit); `undefined` when unknown or expired.
+   * The key's client (`totalHits: 0` for one decremented to zero whose
+   * window is still open); `undefined` when unknown or its window has ended.
    */
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    const info = this.#peek(String(key));
-    if (info !== undefined) return info;
-    const zeroedUntil = this.#zeroed.get(String(key));
-    if (zeroedUntil === undefined) return undefined;
-    if (zeroedUntil <= this.#now()) {
-      this.#zeroed.delete(String(key));
-      return undefined;
-    }
-    return { totalHits: 0, resetTime: new Date(zeroedUntil) };
+    const client = this.current.get(key) ?? this.previous.get(key);
+    if (client !== undefined && client.resetTime.getTime() <= this.#now()) return undefined;
+    return client;
   }
 
-  /** Counts a hit; starts a new window when the last one has ended. */
+  /** Counts a hit; starts a new window when the client's has ended. */
   async increment(key: string): Promise<ClientRateLimitInfo> {
     return this.#increment(key);
   }
 
-  /** Takes a hit back (never below 0). */
+  /** Takes a hit back (never below 0); an unknown key gets a client with 0 hits, as express-rate-limit's does. */
   async decrement(key: string): Promise<void> {
     this.#decrement(key);
   }
 
   /** Forgets a key. */
   async resetKey(key: string): Promise<void> {
-    this.#zeroed.delete(String(key));
-    this.#core.resetKey(String(key), '');
+    this.current.delete(key);
+    this.previous.delete(key);
   }
 
   /** Forgets every key. */
   async resetAll(): Promise<void> {
-    this.#zeroed.clear();
-    this.#core.dispose();
-    this.#core = memoryStore(this.#maxKeys === undefined ? {} : { maxKeys: this.#maxKeys });
+    this.current.clear();
+    this.previous.clear();
+    this.#forgetCandidates();
   }
 
-  /** Stops the pruning timer and forgets every key. */
+  /** Stops the rotation timer and forgets every key. */
   shutdown(): void {
-    this.#core.dispose();
+    clearInterval(this.interval);
+    void this.resetAll();
   }
 
-  #increment(key: string): ClientRateLimitInfo {
-    if (this.#zeroed.size > 0) this.#zeroed.delete(String(key));
-    const decision = this.#core.evaluate({ key: String(key), namespace: '', limits: this.#limits, cost: 1, mode: 'consume', nowMs: this.#now() });
-    return { totalHits: COUNTER_CAP - decision.remaining, resetTime: new Date(decision.nowMs + decision.resetMs) };
+  #increment(key: string): MemoryStoreClient {
+    const client = this.#client(key);
+    const now = this.#now();
+    if (client.resetTime.getTime() <= now) {
+      client.totalHits = 0;
+      client.resetTime = new Date(now + this.#windowMs);
+    }
+    client.totalHits += 1;
+    return client;
   }
 
   #decrement(key: string): void {
-    const name = String(key);
-    const before = this.#peek(name);
-    if (before === undefined) {
-      // express-rate-limit creates the client (0 hits, a new window) when it decrements an unknown key.
-      if (!this.#zeroed.has(name)) this.#markZeroed(name, this.#now() + this.#windowMs);
+    const client = this.#client(key);
+    if (client.totalHits > 0) client.totalHits -= 1;
+  }
+
+  /** The key's client, moved to `current`; a new one (0 hits, a window from now) when unknown. */
+  #client(key: string): MemoryStoreClient {
+    const seen = this.current.get(key);
+    if (seen !== undefined) return seen;
+    let client = this.previous.get(key);
+    if (client === undefined) {
+      if (this.current.size + this.previous.size >= this.maxKeys) this.#makeRoom();
+      client = { totalHits: 0, resetTime: new Date(this.#now() + this.#windowMs) };
+      // A new client is the next to go should the store stay full, after those already chosen.
+      if (this.#candidates.length > 0) this.#candidates.push({ key, rank: Rank.Current, hits: 1 });
+    } else {
+      this.previous.delete(key);
+    }
+    this.current.set(key, client);
+    return client;
+  }
+
+  /** Every `windowMs`: `current` becomes `previous`; the old `previous` goes, but for clients whose window is still open. */
+  #rotate(): void {
+    const older = this.previous;
+    this.previous = this.current;
+    this.current = new Map();
+    this.#forgetCandidates();
+    if (older.size === 0) return;
+    // With consistent clocks every window in `older` has ended; one still open (a window longer than the
+    // timer's period, or a clock that moved back) is kept, so it is never reset early.
+    const now = this.#now();
+    for (const [key, client] of older) {
+      const end = client.resetTime.getTime();
+      if (Number.isFinite(end) && end > now && !this.previous.has(key)) this.previous.set(key, client);
+    }
+  }
+
+  /** Drops one client to make room for a new key. */
+  #makeRoom(): void {
+    const now = this.#now();
+    while (this.#next < this.#candidates.length) {
+      const candidate = this.#candidates[this.#next]!;
+      this.#next += 1;
+      const inCurrent = this.current.get(candidate.key);
+      const client = inCurrent ?? this.previous.get(candidate.key);
+      if (client === undefined) continue;
+      const rank = this.#rank(client, inCurrent === undefined, now);
+      // Dropped only if it is no harder to drop than when it was chosen (and never a refused one: see below).
+      if (rank === Rank.Refused || rank > candidate.rank || (rank === candidate.rank && client.totalHits > candidate.hits)) continue;
+      this.#drop(candidate.key);
       return;
     }
-    this.#core.evaluate({ key: name, namespace: '', limits: this.#limits, cost: 1, mode: 'refund', nowMs: this.#now() });
-    if (before.totalHits <= 1) this.#markZeroed(name, before.resetTime!.getTime());
+    this.#choose(now);
   }
 
-  #markZeroed(key: string, until: number): void {
-    this.#zeroed.delete(key);
-    this.#zeroed.set(key, until);
-    // As bounded as the counts: the oldest mark goes first.
-    if (this.#zeroed.size > (this.#maxKeys ?? 100_000)) this.#zeroed.delete(this.#zeroed.keys().next().value!);
+  /**
+   * Scans every client and keeps the best few to drop (a share of
+   * `maxKeys`, so a flood of new keys costs one scan per that many keys):
+   * ended windows, then `previous` by fewest hits, then `current` by fewest
+   * hits. Drops the first now. Only when no client can go but refused ones
+   * does it drop one of those, the one whose window ends first.
+   */
+  #choose(now: number): void {
+    this.#forgetCandidates();
+    const wanted = Math.max(1, Math.floor(this.maxKeys / 32));
+    const byRank: [Candidate[], Candidate[], Candidate[]] = [[], [], []];
+    let refused: { key: string; end: number } | undefined;
+    for (const [generation, inPrevious] of [
+      [this.previous, true],
+      [this.current, false],
+    ] as const) {
+      for (const [key, client] of generation) {
+        const rank = this.#rank(client, inPrevious, now);
+        if (rank === Rank.Refused) {
+          const end = client.resetTime.getTime();
+          if (refused === undefined || end < refused.end) refused = { key, end };
+        } else {
+          byRank[rank].push({ key, rank, hits: client.totalHits });
+        }
+      }
+    }
+    const chosen: Candidate[] = [];
+    for (const group of byRank) {
+      if (chosen.length >= wanted) break;
+      if (group.length > wanted - chosen.length) group.sort((a, b) => a.hits - b.hits);
+      for (const candidate of group) {
+        if (chosen.length >= wanted) break;
+        chosen.push(candidate);
+      }
+    }
+    if (chosen.length === 0) {
+      if (refused !== undefined) this.#drop(refused.key);
+      return;
+    }
+    this.#drop(chosen[0]!.key);
+    this.#candidates = chosen;
+    this.#next = 1;
   }
 
-  /** The key's count in its open window, `undefined` when it has none. */
-  #peek(key: string): ClientRateLimitInfo | undefined {
-    const decision = this.#core.evaluate({ key, namespace: '', limits: this.#limits, cost: 0, mode: 'peek', nowMs: this.#now() });
-    const totalHits = COUNTER_CAP - decision.remaining;
-    if (totalHits === 0 && decision.resetMs === 0) return undefined;
-    return { totalHits, resetTime: new Date(decision.nowMs + decision.resetMs) };
+  #rank(client: MemoryStoreClient, inPrevious: boolean, now: number): Rank {
+    if (client.resetTime.getTime() <= now) return Rank.Ended;
+    if (this.#limit !== undefined && client.totalHits > this.#limit) return Rank.Refused;
+    return inPrevious ? Rank.Previous : Rank.Current;
+  }
+
+  #drop(key: string): void {
+    if (!this.current.delete(key)) this.previous.delete(key);
+  }
+
+  #forgetCandidates(): void {
+    this.#candidates = [];
+    this.#next = 0;
   }
 }
 
@@ -178,10 +305,6 @@ export function syncCounter(store: unknown): SyncCounter | undefined {
 /** Lets `init` report an unusable `windowMs`, as express-rate-limit does for the store it makes itself. */
 export function attachValidations(store: MemoryStore, validations: Validations): void {
   validationsOf.set(store, validations);
-}
-
-function counterLimit(windowMs: number): ResolvedLimit {
-  return resolveLimit({ algorithm: 'fixed-window', limit: COUNTER_CAP, windowMs, name: 'express-rate-limit hits' });
 }
 
 function usableWindow(given: unknown): number {
