@@ -1,6 +1,10 @@
-import { MemoryStore as ErlMemoryStore } from 'express-rate-limit';
+import { RateKitOptionError } from '@ratekit/core';
+import express5 from 'express';
+import { MemoryStore as ErlMemoryStore, rateLimit as erlRateLimit } from 'express-rate-limit';
+import request from 'supertest';
 import { attachValidations, MemoryStore, syncCounter } from './memory-store.js';
 import { createValidations } from './validations.js';
+import { rateLimit } from '../rate-limit.js';
 
 /** Sat, 21 Nov 2026 12:00:00 GMT. */
 const T0 = 1_795_262_400_000;
@@ -118,14 +122,208 @@ describe('MemoryStore', () => {
     expect(syncCounter(new ErlMemoryStore())).toBeUndefined();
   });
 
-  it('keeps at most maxKeys keys, dropping the least recently used', async () => {
-    const store = new MemoryStore({ maxKeys: 2, now: () => T0 });
-    store.init({ windowMs: 60_000 });
-    await store.increment('a');
-    await store.increment('b');
-    await store.increment('c');
-    expect(await store.get('a')).toBeUndefined();
-    expect(await store.get('c')).toMatchObject({ totalHits: 1 });
+  describe('bounded by maxKeys', () => {
+    /** A store of at most `maxKeys` clients at T0 whose limiter refuses above `limit` (a function: unknown to the store). */
+    function bounded(maxKeys: number, limit: number | (() => number) = 5, windowMs = 60_000) {
+      const clock = { t: T0 };
+      const store = new MemoryStore({ maxKeys, now: () => clock.t });
+      store.init({ windowMs, limit } as never);
+      const size = () => store.current.size + store.previous.size;
+      return { store, clock, size };
+    }
+    async function hit(store: MemoryStore, key: string, times: number) {
+      for (let i = 0; i < times; i++) await store.increment(key);
+    }
+    afterEach(() => jest.useRealTimers());
+
+    it('holds 100 000 keys by default, and refuses a maxKeys that is not an integer >= 1', () => {
+      expect(new MemoryStore().maxKeys).toBe(100_000);
+      expect(new MemoryStore({ maxKeys: 3 }).maxKeys).toBe(3);
+      for (const maxKeys of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, '10']) {
+        expect(() => new MemoryStore({ maxKeys: maxKeys as number })).toThrow(RateKitOptionError);
+      }
+    });
+
+    it('drops a client whose window has ended first, then previous by fewest hits, then current by fewest hits, a refused one last', async () => {
+      jest.useFakeTimers({ now: T0 });
+      const clock = { t: T0 };
+      const store = new MemoryStore({ maxKeys: 5, now: () => clock.t });
+      store.init({ windowMs: 60_000, limit: 5 } as never);
+      await hit(store, 'ended', 1); // window T0 .. T0+60 s
+      clock.t = T0 + 30_000;
+      jest.advanceTimersByTime(30_000);
+      await hit(store, 'prev-3', 3);
+      await hit(store, 'prev-1', 1);
+      jest.advanceTimersByTime(30_000); // rotation: all three in previous
+      clock.t = T0 + 60_000;
+      expect([...store.previous.keys()]).toEqual(['ended', 'prev-3', 'prev-1']);
+      await hit(store, 'refused', 6);
+      await hit(store, 'cur-2', 2);
+      const gone: string[] = [];
+      const known = new Set(['ended', 'prev-3', 'prev-1', 'refused', 'cur-2']);
+      for (let i = 0; i < 4; i++) {
+        await hit(store, `new-${i}`, 1 + (i === 0 ? 1 : 0)); // new-0 has 2 hits, the others 1
+        for (const key of known) if (!store.current.has(key) && !store.previous.has(key)) gone.push(key), known.delete(key);
+        known.add(`new-${i}`);
+        expect(store.current.size + store.previous.size).toBe(5);
+      }
+      // Then a client of current with the fewest hits: a one-hit newcomer, never cur-2 or new-0 (2 hits).
+      expect(gone.slice(0, 3)).toEqual(['ended', 'prev-1', 'prev-3']);
+      expect(gone[3]).toMatch(/^new-[12]$/);
+      expect(gone).toHaveLength(4);
+      expect(await store.get('cur-2')).toMatchObject({ totalHits: 2 });
+      expect(await store.get('refused')).toMatchObject({ totalHits: 6 });
+      store.shutdown();
+    });
+
+    it('drops a refused client only when every client held is refused: the one whose window ends first', async () => {
+      const { store, clock } = bounded(2, 0);
+      await hit(store, 'a', 1);
+      clock.t += 1_000;
+      await hit(store, 'b', 1);
+      await hit(store, 'c', 1); // limit 0: every client is refused
+      expect(await store.get('a')).toBeUndefined();
+      expect(await store.get('b')).toMatchObject({ totalHits: 1 });
+      store.shutdown();
+    });
+
+    for (const [known, limit] of [
+      ['a numeric limit (refused clients go last)', 5],
+      ['a limit function (fewest hits first, in either generation)', () => 5],
+    ] as const) {
+      it(`a flood of 10 x maxKeys one-request keys does not reset a refused key, in current or previous, with ${known}`, async () => {
+        jest.useFakeTimers({ now: T0 });
+        const maxKeys = 1_000;
+        const clock = { t: T0 };
+        const store = new MemoryStore({ maxKeys, now: () => clock.t });
+        store.init({ windowMs: 60_000, limit } as never);
+        clock.t = T0 + 20_000;
+        await hit(store, 'in-previous', 6); // its window: until T0 + 80 s
+        jest.advanceTimersByTime(60_000); // rotation at T0 + 60 s
+        clock.t = T0 + 60_000;
+        expect(store.previous.has('in-previous')).toBe(true);
+        await hit(store, 'in-current', 6);
+        let largest = 0;
+        for (let i = 0; i < 10 * maxKeys; i++) {
+          await store.increment(`flood-${i}`);
+          largest = Math.max(largest, store.current.size + store.previous.size);
+        }
+        expect(largest).toBeLessThanOrEqual(maxKeys);
+        expect(store.previous.get('in-previous')).toMatchObject({ totalHits: 6, resetTime: new Date(T0 + 80_000) });
+        expect(await store.increment('in-current')).toMatchObject({ totalHits: 7, resetTime: new Date(T0 + 120_000) });
+        expect(await store.increment('in-previous')).toMatchObject({ totalHits: 7, resetTime: new Date(T0 + 80_000) });
+        store.shutdown();
+      });
+    }
+
+    it('through the limiter: a key flood does not lift a refused key’s 429 (the store learns the limit from init)', async () => {
+      const store = new MemoryStore({ maxKeys: 20 });
+      const app = express5();
+      app.use(rateLimit({ limit: 2, store, keyGenerator: (req) => String(req.get('x-key')), validate: false }));
+      app.get('/', (_req, res) => {
+        res.send('ok');
+      });
+      for (let i = 0; i < 3; i++) await request(app).get('/').set('x-key', 'attacker');
+      for (let i = 0; i < 200; i++) await request(app).get('/').set('x-key', `flood-${i}`);
+      expect(store.current.size + store.previous.size).toBeLessThanOrEqual(20);
+      expect((await request(app).get('/').set('x-key', 'attacker')).status).toBe(429);
+      store.shutdown();
+    });
+
+    it('trips none of express-rate-limit’s validations, with its limiter or ours', async () => {
+      for (const limiter of [erlRateLimit, rateLimit as unknown as typeof erlRateLimit]) {
+        const logged: unknown[] = [];
+        const logger = { warn: (...a: unknown[]) => logged.push(a), error: (...a: unknown[]) => logged.push(a) };
+        const store = new MemoryStore({ maxKeys: 10 });
+        const app = express5();
+        app.use(limiter({ windowMs: 60_000, limit: 2, store, logger } as never));
+        app.get('/', (_req, res) => {
+          res.send('ok');
+        });
+        const statuses: number[] = [];
+        for (let i = 0; i < 3; i++) statuses.push((await request(app).get('/')).status);
+        expect(statuses).toEqual([200, 200, 429]);
+        expect(logged).toEqual([]);
+        store.shutdown();
+      }
+    });
+  });
+
+  describe('generations, as express-rate-limit’s', () => {
+    afterEach(() => jest.useRealTimers());
+
+    it('rotates current into previous every windowMs on an unref’d interval that shutdown clears', async () => {
+      jest.useFakeTimers({ now: T0 });
+      const cleared = jest.spyOn(global, 'clearInterval');
+      const store = new MemoryStore();
+      expect(store.interval).toBeUndefined();
+      store.init({ windowMs: 1_000 });
+      const timer = store.interval as unknown as { hasRef?: () => boolean };
+      expect(timer).toBeDefined();
+      await store.increment('a');
+      expect([store.current.has('a'), store.previous.has('a')]).toEqual([true, false]);
+      jest.advanceTimersByTime(1_000);
+      expect([store.current.has('a'), store.previous.has('a')]).toEqual([false, true]);
+      expect(await store.get('a')).toBeUndefined(); // its window ended with the rotation
+      jest.advanceTimersByTime(1_000);
+      expect(store.previous.size + store.current.size).toBe(0);
+      store.shutdown();
+      expect(cleared).toHaveBeenCalledWith(store.interval);
+      cleared.mockRestore();
+    });
+
+    it('leaves the real timer unref’d, so it never keeps the process alive', () => {
+      const store = new MemoryStore();
+      store.init({ windowMs: 60_000 });
+      expect((store.interval as unknown as { hasRef(): boolean }).hasRef()).toBe(false);
+      store.shutdown();
+    });
+
+    it('keeps a window longer than setInterval allows whole across rotations', async () => {
+      jest.useFakeTimers({ now: T0 });
+      const store = new MemoryStore();
+      store.init({ windowMs: 100 * 24 * 3_600_000 }); // 100 days; the timer runs every 2^31 - 1 ms
+      await store.increment('a');
+      jest.advanceTimersByTime(3 * (2 ** 31 - 1));
+      expect(await store.increment('a')).toMatchObject({ totalHits: 2, resetTime: new Date(T0 + 100 * 24 * 3_600_000) });
+      store.shutdown();
+    });
+
+    it('answers every call, and holds the same keys in each generation, as express-rate-limit’s, across rotations', async () => {
+      jest.useFakeTimers({ now: T0 });
+      const ours = new MemoryStore();
+      const theirs = new ErlMemoryStore() as unknown as MemoryStore;
+      ours.init({ windowMs: 1_000 });
+      theirs.init({ windowMs: 1_000 } as never);
+      const steps: Array<[number, 'increment' | 'decrement' | 'get' | 'resetKey', string]> = [
+        [0, 'increment', 'a'],
+        [300, 'increment', 'b'],
+        [300, 'decrement', 'ghost'],
+        [700, 'increment', 'a'],
+        [1_100, 'get', 'b'],
+        [1_200, 'increment', 'b'],
+        [1_250, 'decrement', 'b'],
+        [1_300, 'get', 'a'],
+        [1_500, 'increment', 'c'],
+        [2_050, 'get', 'c'],
+        [2_100, 'increment', 'a'],
+        [2_200, 'resetKey', 'c'],
+        [3_400, 'increment', 'b'],
+        [3_400, 'get', 'ghost'],
+      ];
+      const snapshot = async (store: MemoryStore, operation: (typeof steps)[number][1], key: string) => {
+        const answer = (await store[operation](key)) as object | undefined;
+        return { answer: answer === undefined ? undefined : { ...answer }, current: [...store.current.keys()], previous: [...store.previous.keys()] };
+      };
+      let at = 0;
+      for (const [when, operation, key] of steps) {
+        jest.advanceTimersByTime(when - at);
+        at = when;
+        expect(await snapshot(ours, operation, key)).toEqual(await snapshot(theirs, operation, key));
+      }
+      ours.shutdown();
+      theirs.shutdown();
+    });
   });
 
   describe('with an unusable windowMs', () => {

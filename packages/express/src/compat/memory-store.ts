@@ -20,7 +20,10 @@ export interface MemoryStoreOptions {
    * has ended, then one of `previous` (not seen this window) with the
    * fewest hits, then one of `current` with the fewest hits, and a refused
    * client (more hits than the limiter's numeric `limit`) only when every
-   * held client is refused. express-rate-limit's store has no bound.
+   * held client is refused. When `limit` is a function the store cannot
+   * tell refused clients: it drops ended windows first, then the client
+   * with the fewest hits in either generation. express-rate-limit's store
+   * has no bound.
    * @default 100_000
    */
   maxKeys?: number;
@@ -100,6 +103,8 @@ export class MemoryStore implements Store {
   /** Clients to drop when the store is full, best first (checked again before each drop). */
   #candidates: Candidate[] = [];
   #next = 0;
+  /** Whether the last scan chose every client that goes before one of `current`: then each new client joins the candidates. */
+  #appendNew = false;
 
   /** @throws {RateKitOptionError} when `maxKeys` is not an integer ≥ 1 */
   constructor(options: MemoryStoreOptions = {}) {
@@ -195,7 +200,7 @@ export class MemoryStore implements Store {
       if (this.current.size + this.previous.size >= this.maxKeys) this.#makeRoom();
       client = { totalHits: 0, resetTime: new Date(this.#now() + this.#windowMs) };
       // A new client is the next to go should the store stay full, after those already chosen.
-      if (this.#candidates.length > 0) this.#candidates.push({ key, rank: Rank.Current, hits: 1 });
+      if (this.#appendNew) this.#candidates.push({ key, rank: Rank.Current, hits: 1 });
     } else {
       this.previous.delete(key);
     }
@@ -272,6 +277,8 @@ export class MemoryStore implements Store {
         chosen.push(candidate);
       }
     }
+    // New clients are worth dropping next only if no client that goes before them was left out.
+    this.#appendNew = chosen.length >= byRank[Rank.Ended].length + byRank[Rank.Previous].length;
     if (chosen.length === 0) {
       if (refused !== undefined) this.#drop(refused.key);
       return;
@@ -283,7 +290,10 @@ export class MemoryStore implements Store {
 
   #rank(client: MemoryStoreClient, inPrevious: boolean, now: number): Rank {
     if (client.resetTime.getTime() <= now) return Rank.Ended;
-    if (this.#limit !== undefined && client.totalHits > this.#limit) return Rank.Refused;
+    // Without a numeric limit a refused client is not known: both generations make one group, fewest
+    // hits first (`previous` first on a tie), so the clients with the most hits go last.
+    if (this.#limit === undefined) return Rank.Previous;
+    if (client.totalHits > this.#limit) return Rank.Refused;
     return inPrevious ? Rank.Previous : Rank.Current;
   }
 
@@ -294,6 +304,7 @@ export class MemoryStore implements Store {
   #forgetCandidates(): void {
     this.#candidates = [];
     this.#next = 0;
+    this.#appendNew = false;
   }
 }
 
