@@ -27,6 +27,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fail } from '../../../scripts/lib/throwaway-redis.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageDir = dirname(here);
@@ -185,9 +186,4 @@ function firstLine(text) {
   if (typeof text !== 'string') return '';
   // biome-ignore lint/suspicious/noControlCharactersInRegex: strips jest's ANSI colours
   return (text.replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 240);
-}
-
-function fail(message) {
-  console.error(`✖ ${message}`);
-  process.exit(1);
 }

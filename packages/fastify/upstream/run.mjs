@@ -17,9 +17,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fail, startThrowawayRedis } from '../../../scripts/lib/throwaway-redis.mjs';
 
 const VERSION = '11.2.0';
 const TEST_TIMEOUT_MS = 30_000;
@@ -54,16 +54,13 @@ const files = listTests(join(suiteDir, 'test'))
   .filter((f) => filter === undefined || f.includes(filter))
   .sort();
 
-const redisPort = await freePort();
-const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-redis.on('error', (error) => fail(`could not start redis-server: ${error.message}`));
-await waitForPort(redisPort);
+const redis = await startThrowawayRedis();
 
 let results;
 try {
-  results = await runSuite(files, redisPort);
+  results = await runSuite(files, redis.port);
 } finally {
-  redis.kill('SIGKILL');
+  redis.stop();
   if (!keep) rmSync(work, { recursive: true, force: true });
 }
 
@@ -149,29 +146,4 @@ function listTests(dir) {
     if (entry.isDirectory()) return listTests(path);
     return entry.name.endsWith('.test.js') ? [path] : [];
   });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port) {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const ok = spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout.trim() === 'PONG';
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  fail(`redis-server did not answer on port ${port}`);
-}
-
-function fail(message) {
-  console.error(`✖ ${message}`);
-  process.exit(1);
 }

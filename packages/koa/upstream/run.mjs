@@ -16,12 +16,12 @@
 // 4. mocha -r should --exit (upstream's own test command), JSON results; print the counts and every
 //    failing spec. Exit 1 when a spec fails that differences.json does not list (each entry names a
 //    deliberate difference in docs/migrating/koa-ratelimit.md), or a listed one passes.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { fail, startThrowawayRedis } from '../../../scripts/lib/throwaway-redis.mjs';
 
 const SPECS = ['test/memory.spec.js', 'test/redis.spec.js'];
 const SPEC_TIMEOUT_MS = 10_000;
@@ -55,16 +55,13 @@ const target = control ? require.resolve('koa-ratelimit') : '../dist/index.cjs';
 writeFileSync(join(work, 'package.json'), `${JSON.stringify({ name: 'koa-ratelimit-specs', private: true, type: 'commonjs' })}\n`);
 writeFileSync(join(work, 'index.js'), `'use strict';\nmodule.exports = require(${JSON.stringify(target)});\n`);
 
-const redisPort = await freePort();
-const redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-redis.on('error', (error) => fail(`could not start redis-server: ${error.message}`));
+const redis = await startThrowawayRedis();
 const resultsFile = join(work, `results-${process.pid}.json`);
 let results;
 try {
-  await waitForPort(redisPort);
-  results = await runMocha(redisPort);
+  results = await runMocha(redis.port);
 } finally {
-  redis.kill('SIGKILL');
+  redis.stop();
 }
 
 const failed = results.failures.map((t) => t.fullTitle);
@@ -120,28 +117,4 @@ function checkCommonJsExport(exported) {
   if (typeof exported !== 'function') problems.push('the export is not a function');
   else if (exported.default !== exported || exported.ratelimit !== exported || exported.rateLimit !== exported) problems.push('.default, .ratelimit and .rateLimit are not the factory');
   if (problems.length > 0) fail(`require('@ratekit/koa'): ${problems.join('; ')}`);
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitForPort(port) {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (spawnSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8' }).stdout?.trim() === 'PONG') return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  fail(`redis-server did not answer on port ${port}`);
-}
-
-function fail(message) {
-  console.error(`✖ ${message}`);
-  process.exit(1);
 }
