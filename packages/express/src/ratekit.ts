@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { writeHeaders } from './compat/headers.js';
 import { keyError } from './compat/key.js';
 import { after, isThenable } from './maybe.js';
+import { settlingNext } from './settling-next.js';
 import type { RateKitConfig } from './compat/options.js';
 import { uncountWhenSkipped, watchResponse } from './compat/skip-requests.js';
 import type { RateLimitInfo } from './types.js';
@@ -126,14 +127,7 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
 
   const middleware = (req: Request, res: Response, next: NextFunction): Promise<void> => {
     // Settles once the request is passed on or answered (as express-rate-limit's); never rejects.
-    let settle!: () => void;
-    const done = new Promise<void>((resolve) => {
-      settle = resolve;
-    });
-    const proceed = ((...args: [unknown?]) => {
-      settle();
-      next(...(args as []));
-    }) as NextFunction;
+    const { done, settle, proceed } = settlingNext(next);
     try {
       const { skip } = config;
       if (skip === undefined) limit(req, res, proceed, settle);

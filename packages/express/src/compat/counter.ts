@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { type CountedState, counterRetryAfter, writeLegacyCounterHeaders, writeStandardCounterHeaders } from './headers.js';
 import { after, isThenable } from '../maybe.js';
+import { settlingNext } from '../settling-next.js';
 import type { CounterConfig } from './options.js';
 import { type ResponseWatch, uncountWhenSkipped, watchResponse } from './skip-requests.js';
 import type { ClientRateLimitInfo, RateLimitInfo } from '../types.js';
@@ -155,14 +156,7 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
     // The promise express-rate-limit's middleware returns: it settles once the request has been passed
     // on (`next()`, `next(err)`) or answered by the handler, and, when the response has already ended by
     // then, once the skip options have taken the hit back. It never rejects.
-    let settle!: () => void;
-    const done = new Promise<void>((resolve) => {
-      settle = resolve;
-    });
-    const proceed = ((...args: [unknown?]) => {
-      settle();
-      next(...(args as []));
-    }) as NextFunction;
+    const { done, settle, proceed } = settlingNext(next);
     const fail = (error: unknown) => proceed(error);
     let watch: ResponseWatch | undefined;
     try {
