@@ -5,7 +5,7 @@ import { keyError } from './compat/key.js';
 import { after, isThenable } from './maybe.js';
 import { settlingNext } from './settling-next.js';
 import type { RateKitConfig } from './compat/options.js';
-import { uncountWhenSkipped, watchResponse } from './compat/skip-requests.js';
+import { uncountWhenSkipped, watchResponse } from './skip-requests.js';
 import type { RateLimitInfo } from './types.js';
 
 /** The header that shows how long a request was held (delay algorithm, slowDown), in ms. */

@@ -3,7 +3,7 @@ import { type CountedState, counterRetryAfter, writeLegacyCounterHeaders, writeS
 import { after, isThenable } from '../maybe.js';
 import { settlingNext } from '../settling-next.js';
 import type { CounterConfig } from './options.js';
-import { type ResponseWatch, uncountWhenSkipped, watchResponse } from './skip-requests.js';
+import { type ResponseWatch, uncountWhenSkipped, watchResponse } from '../skip-requests.js';
 import type { ClientRateLimitInfo, RateLimitInfo } from '../types.js';
 
 /** A counted request, handed to the outcome once its info and headers are set. */

@@ -1,6 +1,14 @@
+/**
+ * `skipFailedRequests` and `skipSuccessfulRequests`, for both modes: watch
+ * the response from the start of the request, then take the request's hit
+ * (express-rate-limit mode) or cost (ratekit mode) back, at most once, when
+ * the response turns out to be one to skip. The rules are express-rate-limit's.
+ *
+ * @module
+ */
 import type { Request, Response } from 'express';
-import { attempt, isThenable } from '../maybe.js';
-import type { ValueDeterminingMiddleware } from '../types.js';
+import { attempt, isThenable } from './maybe.js';
+import type { ValueDeterminingMiddleware } from './types.js';
 
 /** How a response ended, watched from the start of the request. */
 export interface ResponseWatch {
