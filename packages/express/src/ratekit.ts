@@ -1,7 +1,7 @@
 import { type Decision, type MaybePromise, RateKitError, rateLimitHeaders } from '@ratekit/core';
 import type { NextFunction, Request, Response } from 'express';
-import { writeHeaders } from './compat/headers.js';
-import { keyError } from './compat/key.js';
+import { writeHeaders } from './write-headers.js';
+import { keyError } from './key-error.js';
 import { after, isThenable } from './maybe.js';
 import { settlingNext } from './settling-next.js';
 import type { RateKitConfig } from './compat/options.js';

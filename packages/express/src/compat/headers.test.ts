@@ -1,6 +1,5 @@
-import type { HeaderList } from '@ratekit/core';
 import type { Response } from 'express';
-import { type CountedState, counterRetryAfter, writeHeaders, writeLegacyCounterHeaders, writeStandardCounterHeaders } from './headers.js';
+import { type CountedState, counterRetryAfter, writeLegacyCounterHeaders, writeStandardCounterHeaders } from './headers.js';
 
 /** Records how each header was written. */
 function recorder() {
@@ -14,43 +13,6 @@ function recorder() {
 
 /** Sat, 21 Nov 2026 12:00:00 GMT. */
 const T0 = 1_795_262_400_000;
-
-const draft8: HeaderList = [
-  ['X-RateLimit-Limit', '10'],
-  ['RateLimit', '"10-in-1sec"; r=9; t=1'],
-  ['RateLimit-Policy', '"10-in-1sec"; q=10; w=1'],
-  ['Retry-After', '1'],
-];
-
-describe('writeHeaders', () => {
-  describe('for draft-8 and later (appendLists)', () => {
-    it('appends RateLimit, then RateLimit-Policy (express-rate-limit’s order), and sets every other field in place', () => {
-      const { res, calls } = recorder();
-      writeHeaders(res, draft8, true);
-      expect(calls).toEqual([
-        ['set', 'X-RateLimit-Limit', '10'],
-        ['append', 'RateLimit', '"10-in-1sec"; r=9; t=1'],
-        ['append', 'RateLimit-Policy', '"10-in-1sec"; q=10; w=1'],
-        ['set', 'Retry-After', '1'],
-      ]);
-    });
-  });
-
-  describe('for draft-6, draft-7 and legacy fields', () => {
-    it('sets every field, so the last limiter on a route wins', () => {
-      const { res, calls } = recorder();
-      writeHeaders(
-        res,
-        [
-          ['RateLimit-Policy', '10;w=1'],
-          ['RateLimit', 'limit=10, remaining=9, reset=1'],
-        ],
-        false,
-      );
-      expect(calls.map(([how]) => how)).toEqual(['set', 'set']);
-    });
-  });
-});
 
 describe('the express-rate-limit mode headers', () => {
   // 100 per 15 minutes, first request: 99 left, the window ends in 900 s.

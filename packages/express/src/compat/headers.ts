@@ -1,27 +1,7 @@
-import { type Decision, type HeaderList, type LimitDecision, rateLimitHeaders, type StandardHeaders } from '@ratekit/core';
+import { type Decision, type LimitDecision, rateLimitHeaders, type StandardHeaders } from '@ratekit/core';
 import type { Response } from 'express';
 import type { RateLimitInfo } from '../types.js';
-
-/** The draft-8+ List fields. */
-const LIST_FIELD = /^ratelimit(?:-policy)?$/i;
-
-/**
- * Writes the header list from core's `rateLimitHeaders()` to an Express response.
- *
- * With `appendLists` (draft-8 and later) the `RateLimit` and
- * `RateLimit-Policy` values are appended to what an earlier limiter on the
- * same route wrote, as Structured Field Lists allow, so every limiter's
- * policies show; `RateLimit` goes first, as express-rate-limit writes them.
- * Every other field is set, so the last limiter wins: a repeated legacy
- * value such as `5, 3` would read as 5.
- */
-export function writeHeaders(res: Response, headers: HeaderList, appendLists: boolean): void {
-  for (let i = 0; i < headers.length; i++) {
-    const [name, value] = headers[i]!;
-    if (appendLists && LIST_FIELD.test(name)) res.append(name, value);
-    else res.setHeader(name, value);
-  }
-}
+import { writeHeaders } from '../write-headers.js';
 
 /** What express-rate-limit mode knows about a request when it writes headers. */
 export interface CountedState {

@@ -1,5 +1,5 @@
 import { isIPv6 } from 'node:net';
-import { ipKeyGenerator, RateKitError } from '@ratekit/core';
+import { ipKeyGenerator } from '@ratekit/core';
 import type { Request, Response } from 'express';
 import { isThenable } from '../maybe.js';
 import type { ValueDeterminingMiddleware, ValueOrPromise } from '../types.js';
@@ -41,19 +41,4 @@ export function defaultKeyGenerator(ipv6Subnet: number | false | ValueDeterminin
     };
     return isThenable(subnet) ? Promise.resolve(subnet).then(keyOf) : keyOf(subnet);
   };
-}
-
-/** The error for a custom `keyGenerator` that threw, rejected or returned no usable key (code `ERR_RATEKIT_KEY`). */
-export function keyError(problem: { threw: unknown } | { returned: unknown }, expected = 'a non-empty string'): RateKitError {
-  if ('threw' in problem) {
-    const reason = problem.threw instanceof Error ? problem.threw.message : String(problem.threw);
-    return new RateKitError('ERR_RATEKIT_KEY', `The keyGenerator failed: ${reason}`, { cause: problem.threw });
-  }
-  return new RateKitError('ERR_RATEKIT_KEY', `Expected the keyGenerator to return ${expected}, got ${describe(problem.returned)}`);
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === null || typeof value !== 'object') return String(value);
-  return Array.isArray(value) ? 'an array' : 'an object';
 }
