@@ -24,7 +24,7 @@ import {
 } from '@ratekit/core';
 import type { Request } from 'express';
 import type { CommonConfig, Flavour } from './compat/options.js';
-import { isRateKitStore } from './compat/stores.js';
+import { isRateKitStore } from './is-ratekit-store.js';
 import type { Options, ResolvedRateLimitOptions } from './types.js';
 
 /** Options that only ratekit mode has: any of them selects it. */

@@ -15,7 +15,8 @@ import { ConsoleLogger as consoleLogger } from './console-logger.js';
 import { defaultHandler } from './handler.js';
 import { defaultKeyGenerator, type KeyFunction } from './key.js';
 import { attachValidations, MemoryStore, type SyncCounter, syncCounter } from './memory-store.js';
-import { hasStoreShape, INVALID_STORE_MESSAGE, isLegacyStore, isRateKitStore, PromisifiedStore } from './stores.js';
+import { isRateKitStore } from '../is-ratekit-store.js';
+import { hasStoreShape, INVALID_STORE_MESSAGE, isLegacyStore, PromisifiedStore } from './stores.js';
 import type {
   EnabledValidations,
   Logger,

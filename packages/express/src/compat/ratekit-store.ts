@@ -10,7 +10,7 @@ import {
   type RateLimitStore,
 } from '@ratekit/core';
 import { isThenable } from '../maybe.js';
-import { isRateKitStore } from './stores.js';
+import { isRateKitStore } from '../is-ratekit-store.js';
 import type { ClientRateLimitInfo, Options, Store } from '../types.js';
 
 /** Options of {@link RateKitStore}. */

@@ -14,7 +14,8 @@ import { RedisStore } from 'rate-limit-redis';
 import { createClient } from 'redis';
 import request from 'supertest';
 import { rateLimit } from '../rate-limit.js';
-import { hasStoreShape, isLegacyStore, isRateKitStore, PromisifiedStore } from './stores.js';
+import { isRateKitStore } from '../is-ratekit-store.js';
+import { hasStoreShape, isLegacyStore, PromisifiedStore } from './stores.js';
 import type { RateLimitOptions, RateLimitRequestHandler, Store } from '../types.js';
 
 const quiet = { warn: () => undefined, error: () => undefined };

@@ -1,11 +1,4 @@
-import type { RateLimitStore } from '@ratekit/core';
 import type { IncrementResponse, LegacyStore, Store } from '../types.js';
-
-/** True for a ratekit store (`evaluate` + `resetKey`): the limiter then runs in ratekit mode. */
-export function isRateKitStore(store: unknown): store is RateLimitStore {
-  const candidate = store as Partial<RateLimitStore> | null | undefined;
-  return typeof candidate?.evaluate === 'function' && typeof candidate.resetKey === 'function';
-}
 
 /** True for an express-rate-limit ≤ 5 store: `incr` and no `increment` (a store with both is a modern one). */
 export function isLegacyStore(store: unknown): store is LegacyStore {
