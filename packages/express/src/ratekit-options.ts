@@ -2,7 +2,8 @@
  * ratekit mode's options: which options select it, and how they become a
  * core limiter (one limit from `windowMs`/`limit`/`algorithm`, or `limits`;
  * `cost`, `prefix`, `onStoreError`, `storeTimeoutMs`, `onError`). The checks
- * and options both modes share are resolved first, in compat/options.ts.
+ * and options both modes share are resolved first, in compat/options.ts
+ * (their types are in common-config.ts).
  *
  * @module
  */
@@ -23,7 +24,7 @@ import {
   type StoreErrorPolicy,
 } from '@ratekit/core';
 import type { Request } from 'express';
-import type { CommonConfig, Flavour } from './compat/options.js';
+import type { CommonConfig, Flavour } from './common-config.js';
 import { isRateKitStore } from './is-ratekit-store.js';
 import type { Options, ResolvedRateLimitOptions } from './types.js';
 

@@ -4,7 +4,7 @@ import { writeHeaders } from './write-headers.js';
 import { keyError } from './key-error.js';
 import { after, isThenable } from './maybe.js';
 import { settlingNext } from './settling-next.js';
-import type { RateKitConfig } from './compat/options.js';
+import type { RateKitConfig } from './ratekit-options.js';
 import { uncountWhenSkipped, watchResponse } from './skip-requests.js';
 import type { RateLimitInfo } from './types.js';
 

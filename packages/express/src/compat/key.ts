@@ -2,11 +2,9 @@ import { isIPv6 } from 'node:net';
 import { ipKeyGenerator } from '@ratekit/core';
 import type { Request, Response } from 'express';
 import { isThenable } from '../maybe.js';
-import type { ValueDeterminingMiddleware, ValueOrPromise } from '../types.js';
+import type { KeyFunction } from '../common-config.js';
+import type { ValueDeterminingMiddleware } from '../types.js';
 import type { Validations } from './validations.js';
-
-/** Turns a request into its key. The default generator returns `undefined` when the request has no IP. */
-export type KeyFunction = (req: Request, res: Response) => ValueOrPromise<unknown>;
 
 /**
  * The default key, as express-rate-limit v8 makes it: the client IP from

@@ -11,9 +11,10 @@ import {
   type StandardHeaders,
 } from '@ratekit/core';
 import type { Request, Response } from 'express';
+import type { CommonConfig, Flavour, KeyFunction, StandardHeaderSetting } from '../common-config.js';
 import { ConsoleLogger as consoleLogger } from './console-logger.js';
 import { defaultHandler } from './handler.js';
-import { defaultKeyGenerator, type KeyFunction } from './key.js';
+import { defaultKeyGenerator } from './key.js';
 import { attachValidations, MemoryStore, type SyncCounter, syncCounter } from './memory-store.js';
 import { isRateKitStore } from '../is-ratekit-store.js';
 import { hasStoreShape, INVALID_STORE_MESSAGE, isLegacyStore, PromisifiedStore } from './stores.js';
@@ -32,43 +33,10 @@ import type {
 import { createValidations, type Validations } from './validations.js';
 import { RATEKIT_OPTIONS, type RateKitConfig, resolveRateKit } from '../ratekit-options.js';
 
-/** How the standard headers are to be sent. */
-export interface StandardHeaderSetting {
-  /** The draft to write, `false` for none (and for an unsupported value). */
-  readonly draft: StandardHeaders;
-  /** The value was a string express-rate-limit does not know: report `ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION` once. */
-  readonly unsupported: boolean;
-  /** A refusal carries `Retry-After`: legacy or standard headers (even an unsupported value) are on. */
-  readonly retryAfter: boolean;
-}
-
-/** What every mode needs per request, resolved once. */
-export interface CommonConfig {
-  readonly mode: RateLimitMode;
-  /** What `handler` (and `Store.init`) receive. */
-  readonly public: ResolvedRateLimitOptions;
-  readonly validations: Validations;
-  readonly logger: Logger;
-  readonly now: () => number;
-  readonly windowMs: number;
-  readonly skip: ValueDeterminingMiddleware<boolean> | undefined;
-  readonly keyGenerator: KeyFunction;
-  /** True when `keyGenerator` was given: its bad results are errors, not pass-throughs. */
-  readonly customKey: boolean;
-  readonly handler: RateLimitExceededEventHandler;
-  readonly identifier: string | ValueDeterminingMiddleware<string>;
-  readonly retryAfter: number | ValueDeterminingMiddleware<number> | undefined;
-  readonly legacyHeaders: boolean;
-  readonly standard: StandardHeaderSetting;
-  readonly requestPropertyName: string;
-  readonly skipFailedRequests: boolean;
-  readonly skipSuccessfulRequests: boolean;
-  readonly requestWasSuccessful: ValueDeterminingMiddleware<boolean>;
-}
-
 /** express-rate-limit mode: an express-rate-limit store counts, the middleware compares with `limit`. */
 export interface CounterConfig extends CommonConfig {
   readonly mode: 'express-rate-limit';
+  readonly validations: Validations;
   readonly limit: number | ValueDeterminingMiddleware<number>;
   readonly store: Store;
   /** The synchronous path of the default store. */
@@ -78,17 +46,6 @@ export interface CounterConfig extends CommonConfig {
 
 export type Config = CounterConfig | RateKitConfig;
 export type { RateKitConfig };
-
-/** Which middleware the options are for: slowDown has its own defaults and extra options. */
-export interface Flavour {
-  readonly name: 'rateLimit' | 'slowDown';
-  /** Defaults applied under the user's options. */
-  readonly defaults: Partial<Options>;
-  /** Further names `validate` may hold. */
-  readonly extraValidations: readonly string[];
-  /** Options this flavour resolves itself (left out of the checks here). */
-  readonly ownOptions: readonly string[];
-}
 
 const RATE_LIMIT: Flavour = { name: 'rateLimit', defaults: {}, extraValidations: [], ownOptions: [] };
 

@@ -1,7 +1,8 @@
 import { RateKitOptionError } from '@ratekit/core';
 import { type Counted, counterMiddleware, type Outcome } from './counter.js';
 import { after, isThenable } from '../maybe.js';
-import { type CounterConfig, type Flavour, resolveOptions } from './options.js';
+import type { Flavour } from '../common-config.js';
+import { type CounterConfig, resolveOptions } from './options.js';
 import { withInstanceMethods } from '../rate-limit.js';
 import { DELAY_HEADER } from '../ratekit.js';
 import type { DelayFn, SlowDownInfo, SlowDownOptions, SlowDownRequestHandler, ValueDeterminingMiddleware } from '../types.js';
