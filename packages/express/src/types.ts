@@ -1,6 +1,6 @@
 import type { AlgorithmName, Decision, Limiter, LimitsOption, RateKitError, RateLimitStore, StoreErrorPolicy } from '@ratekit/core';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { VALIDATION_NAMES } from './compat/validations.js';
+import type { VALIDATION_NAMES } from './validation-names.js';
 
 /** A value, or a promise of it. Synchronous answers keep the request path free of `await`. */
 export type ValueOrPromise<T> = T | Promise<T>;

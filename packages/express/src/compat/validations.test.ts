@@ -4,7 +4,8 @@ import request from 'supertest';
 import { MemoryStore } from './memory-store.js';
 import { rateLimit } from '../rate-limit.js';
 import type { Logger } from '../types.js';
-import { ChangeWarning, createValidations, VALIDATION_NAMES, ValidationError } from './validations.js';
+import { VALIDATION_NAMES } from '../validation-names.js';
+import { ChangeWarning, createValidations, ValidationError } from './validations.js';
 
 const express4: typeof express5 = require('express4');
 

@@ -13,6 +13,7 @@
 import { isIP } from 'node:net';
 import type { Request } from 'express';
 import type { EnabledValidations, Logger, Store } from '../types.js';
+import { VALIDATION_NAMES } from '../validation-names.js';
 import { ConsoleLogger } from './console-logger.js';
 
 /**
@@ -37,29 +38,6 @@ export class ValidationError extends Error {
 
 /** A warning about a changed behaviour (`WRN_ERL_*`), logged through `logger.warn`. */
 export class ChangeWarning extends ValidationError {}
-
-/** Every check, in express-rate-limit's order (the order its `ERR_ERL_UNKNOWN_VALIDATION` message lists them in). */
-export const VALIDATION_NAMES = [
-  'ip',
-  'trustProxy',
-  'xForwardedForHeader',
-  'forwardedHeader',
-  'positiveHits',
-  'unsharedStore',
-  'singleCount',
-  'limit',
-  'draftPolliHeaders',
-  'onLimitReached',
-  'headersDraftVersion',
-  'headersResetTime',
-  'knownOptions',
-  'validationsConfig',
-  'creationStack',
-  'ipv6Subnet',
-  'ipv6SubnetOrKeyGenerator',
-  'keyGeneratorIpFallback',
-  'windowMs',
-] as const;
 
 /** The IETF drafts express-rate-limit names in `ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION`. */
 const ERL_DRAFTS = 'draft-6, draft-7, draft-8';
