@@ -389,9 +389,16 @@ local function stepBlocked(p, s, u, b, c, now)
   return false, nx, { blocked = true, s = nr, u = now + b }
 end
 
--- Raises the key's TTL to longest + slack, with headroom, when it is below that.
-local function extend(key, longest)
-  local needed = ceil(longest) + TTL_SLACK_MS
+-- Expiry on a grid of whole slacks (see above): a state meaningful until endMs (absolute, on the
+-- clock of now) is covered once the key lives until (second(endMs) + 2) × TTL_SLACK_MS, more than
+-- endMs + TTL_SLACK_MS. second() is the grid index, compared to tell whether a write needs more.
+local function second(endMs)
+  return floor(endMs / TTL_SLACK_MS)
+end
+
+-- Raises the key's TTL to cover a state meaningful until endMs, with headroom, when it is below that.
+local function extend(key, endMs, now)
+  local needed = ceil((second(endMs) + 2) * TTL_SLACK_MS - now)
   if needed < 1 then needed = 1 end
   if call('PTTL', key) < needed then call('PEXPIRE', key, needed + max(TTL_SLACK_MS, floor(needed / 8))) end
 end
@@ -425,19 +432,19 @@ FAST['gcra'] = function(key, f, p, r, c, now, ttlFree)
   if newTat == floor(newTat) and newTat > -1e15 and newTat < 1e15 then encoded = format('%d', newTat) else encoded = format('%.17g', newTat) end
   if encoded ~= r then
     call('HSET', key, f, encoded)
-    if not ttlFree or old == nil or ahead > old - now then extend(key, ahead) end
+    if not ttlFree or old == nil or second(newTat) > second(old) then extend(key, newTat, now) end
   end
   return '1'
 end
 
 FAST['fixed-window'] = function(key, f, p, r, c, now, ttlFree)
   local W = p[3]
-  local startMs, used, startText, oldTtl = now, 0, nil, nil
+  local startMs, used, startText, oldEnd = now, 0, nil, nil
   if r then
     local x, y = match(r, '^([^,]+),([^,]+)$')
     if x == nil then return nil end
     local stored = x + 0
-    oldTtl = stored + W - now
+    oldEnd = stored + W
     if now < stored + W then startMs = stored; used = y + 0; startText = x end
   end
   if not (c <= p[2] - used + 1e-9) then return '0' end
@@ -445,8 +452,7 @@ FAST['fixed-window'] = function(key, f, p, r, c, now, ttlFree)
   local encoded = (startText or fmt(startMs)) .. ',' .. fmt(used + c)
   if encoded ~= r then
     call('HSET', key, f, encoded)
-    local t = startMs + W - now
-    if not ttlFree or oldTtl == nil or t > oldTtl then extend(key, t) end
+    if not ttlFree or oldEnd == nil or second(startMs + W) > second(oldEnd) then extend(key, startMs + W, now) end
   end
   return '1'
 end
@@ -454,12 +460,12 @@ end
 FAST['sliding-window'] = function(key, f, p, r, c, now, ttlFree)
   local W = p[3]
   local startMs = floor(now / W) * W
-  local previous, current, oldTtl = 0, 0, nil
+  local previous, current, oldEnd = 0, 0, nil
   if r then
     local x, y, z = match(r, '^([^,]+),([^,]+),([^,]+)$')
     if x == nil then return nil end
     local stored = x + 0
-    oldTtl = stored + 2 * W - now
+    oldEnd = stored + 2 * W
     if stored == startMs then previous = y + 0; current = z + 0
     elseif stored == startMs - W then previous = z + 0 end
   end
@@ -468,8 +474,7 @@ FAST['sliding-window'] = function(key, f, p, r, c, now, ttlFree)
   local encoded = fmt(startMs) .. ',' .. fmt(previous) .. ',' .. fmt(current + c)
   if encoded ~= r then
     call('HSET', key, f, encoded)
-    local t = startMs + 2 * W - now
-    if not ttlFree or oldTtl == nil or t > oldTtl then extend(key, t) end
+    if not ttlFree or oldEnd == nil or second(startMs + 2 * W) > second(oldEnd) then extend(key, startMs + 2 * W, now) end
   end
   return '1'
 end
@@ -503,7 +508,7 @@ FAST['token-bucket'] = function(key, f, p, r, c, now, ttlFree)
     local missing = burst - level
     local t = 0
     if missing > 1e-9 then t = missing * T end
-    if not ttlFree or oldTtl == nil or t > oldTtl then extend(key, t) end
+    if not ttlFree or oldTtl == nil or second(now + t) > second(now + oldTtl) then extend(key, now + t, now) end
   end
   return '1'
 end
@@ -566,8 +571,8 @@ local function decide(key, spec)
         local encoded = encode(w)
         if encoded ~= r then
           call('HSET', key, f, encoded)
-          local t = ttlOf(p, w, now)
-          if not (serverClock and limits.pinned) or s == nil or t > ttlOf(p, s, now, u) then extend(key, t) end
+          local endMs = now + ttlOf(p, w, now)
+          if not (serverClock and limits.pinned) or s == nil or second(endMs) > second(now + ttlOf(p, s, now, u)) then extend(key, endMs, now) end
         end
       end
     end
@@ -610,14 +615,14 @@ local function decide(key, spec)
           nsets = nsets + 2
           local t = ttlOf(P[i], w, now)
           if longest == nil or t > longest then longest = t end
-          if not mayExtend and (states[i] == nil or t > ttlOf(P[i], states[i], now, blocks[i])) then mayExtend = true end
+          if not mayExtend and (states[i] == nil or second(now + t) > second(now + ttlOf(P[i], states[i], now, blocks[i]))) then mayExtend = true end
         end
       end
     end
     if dels then call('HDEL', key, unpack(dels)) end
     if nsets > 0 then
       call('HSET', key, unpack(sets))
-      if mayExtend then extend(key, longest) end
+      if mayExtend then extend(key, now + longest, now) end
     end
   end
   local parts = { nowText, verdict }
