@@ -329,9 +329,19 @@ local function refund(p, s, c, now)
   return { min(p[2], tokens + c), atMs }
 end
 
--- Numbers in full: integers as such, other doubles with 17 significant digits.
+-- Numbers in full, as exact decimals: integers as such; a positive double whose fraction is a
+-- whole number of 2^-15 (every one from 2^37 up: epoch milliseconds, TATs) as its integer part and
+-- the fraction's exact 15 decimals, m / 2^15 = m × 5^15 / 10^15 (m × 5^15 < 10^15: exact), two
+-- integer conversions; any other with 17 significant digits. %.17g costs Redis about as much as
+-- the rest of a decision (glibc converts in multiple precision); every form reads back exactly.
 local function fmt(x)
-  if x == floor(x) and x > -1e15 and x < 1e15 then return format('%d', x) end
+  local i = floor(x)
+  if i == x then
+    if x > -1e15 and x < 1e15 then return format('%d', x) end
+  elseif x > 0 and x < 1e15 then
+    local m = (x - i) * 32768
+    if m == floor(m) then return format('%d.%015d', i, m * 30517578125) end
+  end
   return format('%.17g', x)
 end
 
@@ -428,8 +438,7 @@ FAST['gcra'] = function(key, f, p, r, c, now, ttlFree)
   local magnitude = newTat
   if magnitude < 0 then magnitude = -magnitude end
   if not (ahead <= p[3] + (1e-9 * T + (backlog / T + 1) * magnitude * 2.220446049250313e-16)) then return '0' end
-  local encoded
-  if newTat == floor(newTat) and newTat > -1e15 and newTat < 1e15 then encoded = format('%d', newTat) else encoded = format('%.17g', newTat) end
+  local encoded = fmt(newTat)
   if encoded ~= r then
     call('HSET', key, f, encoded)
     if not ttlFree or old == nil or second(newTat) > second(old) then extend(key, newTat, now) end

@@ -180,7 +180,10 @@ describeWithService(redisService, 'redisStore on a real Redis', (server) => {
               const redis = store() as RedisStore;
               const ns = namespace();
               await ask(redis, { namespace: ns, limits: limits({ algorithm: 'token-bucket', limit: 3, windowMs: 1_000, name: 'b' }), key: 'f', cost: 0.1, nowMs: T0 + 0.5 });
-              expect(await admin.hGet(redis.keyFor('f', ns), 'token-bucket:b')).toBe(`2.8999999999999999,${T0 + 0.5}`);
+              // 2.9 - 0.1 needs 17 digits; T0 + 0.5 is written with its fraction's exact 15 decimals.
+              const stored = await admin.hGet(redis.keyFor('f', ns), 'token-bucket:b');
+              expect(stored).toBe(`2.8999999999999999,${T0}.500000000000000`);
+              expect(stored!.split(',').map(Number)).toEqual([3 - 0.1, T0 + 0.5]);
             });
 
             it('keeps stores with different prefixes apart on one server', async () => {
