@@ -105,6 +105,9 @@ local function init()
   call = redis.call
 end
 
+-- The fast paths by algorithm (filled below, with their helpers).
+local FAST = {}
+
 -- The limits of a request, parsed: P[i] the algorithm then its parameters as numbers
 -- (gcra, delay: T, tau (delay: maxDelayMs, refusedPenaltyCapMs or nil);
 -- token-bucket: burst, T, limit, windowMs, interval refill?; windows: limit, windowMs),
@@ -155,7 +158,9 @@ local function parseLimits(spec, pos)
   local limits = { P = P, field = field, block = block, count = count, pinned = pinned }
   -- One limit without a block: its consume has a fast path (FAST, below), chosen here once.
   local a = P[1] and P[1][1]
-  if count == 1 and block[1] == 0 and (a == 'gcra' or a == 'fixed-window' or a == 'sliding-window' or (a == 'token-bucket' and not P[1][6])) then limits.fast = a end
+  if count == 1 and block[1] == 0 and (a == 'gcra' or a == 'fixed-window' or a == 'sliding-window' or (a == 'token-bucket' and not P[1][6])) then
+    limits.fast, limits.p1, limits.f1 = FAST[a], P[1], field[1]
+  end
   return limits
 end
 
@@ -403,7 +408,7 @@ end
 -- clock of now) is covered once the key lives until (second(endMs) + 2) × TTL_SLACK_MS, more than
 -- endMs + TTL_SLACK_MS. second() is the grid index, compared to tell whether a write needs more.
 local function second(endMs)
-  return floor(endMs / TTL_SLACK_MS)
+  return (endMs - endMs % TTL_SLACK_MS) / TTL_SLACK_MS
 end
 
 -- Raises the key's TTL to cover a state meaningful until endMs, with headroom, when it is below that.
@@ -421,7 +426,6 @@ end
 -- before the limit's block was removed): the general path decides then. ttlFree: on the server
 -- clock with pinned parameters, where a write that does not outlive the state it replaces keeps
 -- the TTL.
-local FAST = {}
 
 FAST['gcra'] = function(key, f, p, r, c, now, ttlFree)
   local tat, old = now, nil
@@ -530,6 +534,20 @@ local function decide(key, spec)
   local mode, cost, nowArg
   local limits = cache[spec]
   if limits ~= nil then
+    -- consume 1 on the server clock; one limit without a block goes straight to its fast path.
+    local fast = limits.fast
+    if fast ~= nil then
+      local time = call('TIME')
+      local us = time[2]
+      -- floor(us / 1000) without a call: us is a whole number below 1e6, so this is exact.
+      local now = time[1] * 1000 + (us - us % 1000) / 1000
+      local f = limits.f1
+      local r = call('HGET', key, f)
+      local verdict = fast(key, f, limits.p1, r, 1, now, limits.pinned)
+      if verdict ~= nil then return time[1] .. '/' .. us .. ' ' .. verdict .. ' ' .. (r or '-') end
+      -- Not its plain state (a block stored before the limit's block was removed): the general
+      -- path decides, on a clock reading of its own.
+    end
     mode, cost, nowArg = 'consume', 1, '-'
   elseif sub(spec, 1, 12) == 'consume 1 - ' then
     mode, cost, nowArg = 'consume', 1, '-'
@@ -548,7 +566,8 @@ local function decide(key, spec)
   local now, nowText
   if serverClock then
     local time = call('TIME')
-    now = time[1] * 1000 + floor(time[2] / 1000)
+    local us = time[2]
+    now = time[1] * 1000 + (us - us % 1000) / 1000
     -- The reading as Redis gave it (the store computes the same ms): cheaper than formatting now.
     nowText = time[1] .. '/' .. time[2]
   else
@@ -561,7 +580,7 @@ local function decide(key, spec)
     local p, f = P[1], field[1]
     local r = call('HGET', key, f)
     if limits.fast ~= nil and mode == 'consume' then
-      local verdict = FAST[limits.fast](key, f, p, r, cost, now, serverClock and limits.pinned)
+      local verdict = limits.fast(key, f, p, r, cost, now, serverClock and limits.pinned)
       if verdict ~= nil then return nowText .. ' ' .. verdict .. ' ' .. (r or '-') end
     end
     local verdict = '-'
