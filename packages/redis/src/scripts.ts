@@ -462,7 +462,14 @@ FAST['fixed-window'] = function(key, f, p, r, c, now, ttlFree)
   end
   if not (c <= p[2] - used + 1e-9) then return '0' end
   -- A start read back is written back as read: fmt(x + 0) is x for every text fmt wrote.
-  local encoded = (startText or fmt(startMs)) .. ',' .. fmt(used + c)
+  local n = used + c
+  local encoded
+  -- One string.format for a whole count (the usual case): cheaper than several.
+  if n == floor(n) and n > -1e15 and n < 1e15 then
+    if startText then encoded = format('%s,%d', startText, n) else encoded = format('%d,%d', startMs, n) end
+  else
+    encoded = (startText or fmt(startMs)) .. ',' .. fmt(n)
+  end
   if encoded ~= r then
     call('HSET', key, f, encoded)
     if not ttlFree or oldEnd == nil or second(startMs + W) > second(oldEnd) then extend(key, startMs + W, now) end
@@ -484,7 +491,14 @@ FAST['sliding-window'] = function(key, f, p, r, c, now, ttlFree)
   end
   local estimate = (previous * (W - (now - startMs))) / W + current
   if not (estimate + c <= p[2] + 1e-9) then return '0' end
-  local encoded = fmt(startMs) .. ',' .. fmt(previous) .. ',' .. fmt(current + c)
+  local n = current + c
+  local encoded
+  -- One string.format for whole counts (the usual case; startMs is whole): cheaper than several.
+  if n == floor(n) and previous == floor(previous) and n > -1e15 and n < 1e15 and previous > -1e15 and previous < 1e15 and startMs > -1e15 and startMs < 1e15 then
+    encoded = format('%d,%d,%d', startMs, previous, n)
+  else
+    encoded = fmt(startMs) .. ',' .. fmt(previous) .. ',' .. fmt(n)
+  end
   if encoded ~= r then
     call('HSET', key, f, encoded)
     if not ttlFree or oldEnd == nil or second(startMs + 2 * W) > second(oldEnd) then extend(key, startMs + 2 * W, now) end
