@@ -2,7 +2,7 @@
 // store against rate-limiter-flexible's RateLimiterRedis and a trivial EVALSHA, on ioredis and
 // node-redis, 50 decisions in flight on one connection, one key. Needs a built @ratekit/core and
 // @ratekit/redis (dist) and a Redis on REDIS_URL (default redis://127.0.0.1:6390).
-//   node packages/redis/bench/server-time.mjs [--n=20000] [--rounds=3] [--clients=ioredis,node-redis]
+//   node packages/redis/bench/server-time.mjs [--n=20000] [--rounds=3] [--clients=ioredis,node-redis] [--store=<dist/index.cjs>]
 import { createRequire } from 'node:module';
 
 const require = createRequire(new URL('../../../bench/package.json', import.meta.url));
@@ -10,7 +10,9 @@ const { Redis } = require('ioredis');
 const { createClient } = require('redis');
 const { RateLimiterRedis } = require('rate-limiter-flexible');
 const { createLimiter } = require('@ratekit/core');
-const { redisStore } = require('@ratekit/redis');
+// --store=<path>: another build of @ratekit/redis (e.g. an earlier commit's dist), for before/after runs.
+const storePath = process.argv.find((a) => a.startsWith('--store='))?.slice(8);
+const { redisStore } = storePath ? createRequire(import.meta.url)(new URL(storePath, `file://${process.cwd()}/`).pathname) : require('@ratekit/redis');
 
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
 const N = Number(arg('n', 20000));
