@@ -50,12 +50,22 @@ import { createHash } from 'node:crypto';
  *
  * Reply: one bulk string (it parses faster than an array), space-separated:
  *   now  verdict  state₁ … stateₙ
- * `now` is the clock reading used (the caller's `now` itself in caller-clock
- * mode); `verdict` is `1` (admitted) or `0` (refused) for consume and `-`
- * for peek and refund, which always answer; each state is the field as read
- * before any write, `-` when absent. States are stored with 17 significant
- * digits, so every double comes back exactly (Lua would truncate numbers
- * returned as numbers).
+ * `now` is the clock reading used: on the server clock, Redis TIME as it
+ * came, `<seconds>/<microseconds>` (the script's now is seconds × 1000 +
+ * floor(µs / 1000), which the store computes the same way: formatting a
+ * number costs Redis more than concatenating two texts); in caller-clock
+ * mode the caller's `now` itself. `verdict` is `1` (admitted) or `0`
+ * (refused) for consume and `-` for peek and refund, which always answer;
+ * each state is the field as read before any write, `-` when absent.
+ *
+ * States are stored as exact decimals, so every double comes back exactly
+ * (Lua would truncate numbers returned as numbers): whole numbers as
+ * integers; a positive number whose fraction is a whole number of 2^-15
+ * (every double from 2^37 up, so every TAT and epoch time) as its integer
+ * part and the fraction's exact 15 decimals, written with integer
+ * conversions; any other with 17 significant digits (`%.17g`, which costs
+ * Redis as much as a redis.call). All are plain decimals: states written by
+ * earlier versions of this code read the same.
  *
  * Blocks (`blockDurationMs`, core's `policy.ts` and `algorithms/block.ts`):
  * a blocked state is the limit's state followed by one more number, the
@@ -66,21 +76,29 @@ import { createHash } from 'node:crypto';
  * end of its block.
  *
  * Writes (consume and refund): the fields whose state changed, in one HSET
- * (HDEL for a state that is gone). Expiry keeps this invariant: the key
- * lives at least {@link TTL_SLACK_MS} past the moment each stored state
- * becomes as good as none (`ttlMs`). On the server clock, when every id
- * pins its limit's parameters, a write whose states stay meaningful no
- * longer than the ones they replace (a window counter within its window, a
- * refund) keeps it without touching the TTL. Otherwise (and always on the
- * caller's clock, which the key's TTL does not follow, and for named
- * limits) the TTL is read and, if it is below the longest `ttlMs` written
- * plus the slack, raised to that plus headroom (an eighth, at least
- * {@link TTL_SLACK_MS} more), so a busy key is not re-expired on every
- * request. TTLs are never lowered. Peek writes nothing.
+ * (HDEL for a state that is gone). Expiry runs on a grid of whole slacks
+ * ({@link TTL_SLACK_MS}, one second): a state that becomes as good as none
+ * at `end` (now + `ttlMs`) is covered once the key lives until
+ * (floor(end / slack) + 2) × slack, more than `end` + slack and at most two
+ * slacks past `end`. The invariant: every stored state is covered. On the
+ * server clock, when every id pins its limit's parameters, a write whose
+ * states end in no later grid second than the ones they replace (a window
+ * counter within its window, a GCRA or token bucket whose end moved less
+ * than into the next second, a refund) is already covered and does not
+ * touch the TTL. Otherwise (and always on the caller's clock, which the
+ * key's TTL does not follow, for named limits, and for a state new to its
+ * field) the TTL is read and, if it is below the longest one's cover,
+ * raised to that plus headroom (an eighth, at least {@link TTL_SLACK_MS}
+ * more), so a busy key is not re-expired on every request. TTLs are never
+ * lowered. Peek writes nothing.
  *
- * Cost: O(number of limits) and 3–5 Redis calls (TIME, HGET/HMGET, HSET,
- * PTTL when the TTL may need raising, sometimes PEXPIRE), except the
- * sliding log, which is O(entries ≤ limit). The function library defines
+ * Cost: O(number of limits) and 3–5 Redis calls (TIME, HGET/HMGET, HSET;
+ * PTTL when a state ends in a later second than the one it replaces,
+ * sometimes PEXPIRE), except the sliding log, which is O(entries ≤ limit).
+ * A consume of one limit without a block (GCRA, fixed and sliding window,
+ * continuous token bucket) takes a fast path: the same arithmetic written
+ * out for its algorithm, reached straight from the cache for consume 1 on
+ * the server clock. The function library defines
  * its helpers once, when it is loaded, and keeps the parsed limits of the
  * last (at most 100) distinct argument texts it has seen, so a decision
  * does not parse its policy again; the script form redefines its helpers
