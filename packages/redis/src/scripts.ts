@@ -88,8 +88,8 @@ import { createHash } from 'node:crypto';
  * touch the TTL. Otherwise (and always on the caller's clock, which the
  * key's TTL does not follow, for named limits, and for a state new to its
  * field) the TTL is read and, if it is below the longest one's cover,
- * raised to that plus headroom (an eighth, at least {@link TTL_SLACK_MS}
- * more), so a busy key is not re-expired on every request. TTLs are never
+ * raised to that plus headroom (an eighth, at least two slacks more), so a
+ * busy key is not re-expired on every request, nor on every grid second. TTLs are never
  * lowered. Peek writes nothing.
  *
  * Cost: O(number of limits) and 3–5 Redis calls (TIME, HGET/HMGET, HSET;
@@ -433,7 +433,9 @@ end
 local function extend(key, endMs, now)
   local needed = ceil((second(endMs) + 2) * TTL_SLACK_MS - now)
   if needed < 1 then needed = 1 end
-  if call('PTTL', key) < needed then call('PEXPIRE', key, needed + max(TTL_SLACK_MS, floor(needed / 8))) end
+  -- Headroom of two grid seconds at least: a state whose end moves into the next second is
+  -- still covered, so a busy key pays a PTTL, not a PEXPIRE too, on each of them.
+  if call('PTTL', key) < needed then call('PEXPIRE', key, needed + max(2 * TTL_SLACK_MS, floor(needed / 8))) end
 end
 
 -- Fast paths: consume of one limit without a block (limits.fast, set by parseLimits). Each is

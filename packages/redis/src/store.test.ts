@@ -149,7 +149,7 @@ describeWithService(redisService, 'redisStore on a real Redis', (server) => {
               const needed = 60_000 + 2 * TTL_SLACK_MS;
               const ttl = await admin.pTTL(key);
               expect(ttl).toBeGreaterThan(60_000);
-              expect(ttl).toBeLessThanOrEqual(needed + Math.max(TTL_SLACK_MS, Math.floor(needed / 8)));
+              expect(ttl).toBeLessThanOrEqual(needed + Math.max(2 * TTL_SLACK_MS, Math.floor(needed / 8)));
             });
 
             it('raises the TTL for a longer-lived state and never lowers it', async () => {
@@ -330,7 +330,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           const key = store.keyFor('client', ns);
           // The same field (same algorithm and name): first a 1 s window, then a 1 h one, within the first window.
           await ask(store, { namespace: ns, limits: limits({ limit: 100, windowMs: 1_000, name: 'plan' }) });
-          expect(await admin.pTTL(key)).toBeLessThanOrEqual(1_000 + 3 * TTL_SLACK_MS);
+          expect(await admin.pTTL(key)).toBeLessThanOrEqual(1_000 + 4 * TTL_SLACK_MS);
           await admin.configResetStat();
           await ask(store, { namespace: ns, limits: limits({ limit: 100, windowMs: 3_600_000, name: 'plan' }) });
           expect(await commandCalls(admin)).toEqual({ fcall: 1, time: 1, hget: 1, hset: 1, pttl: 1, pexpire: 1 });
