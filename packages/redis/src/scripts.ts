@@ -50,12 +50,22 @@ import { createHash } from 'node:crypto';
  *
  * Reply: one bulk string (it parses faster than an array), space-separated:
  *   now  verdict  state₁ … stateₙ
- * `now` is the clock reading used (the caller's `now` itself in caller-clock
- * mode); `verdict` is `1` (admitted) or `0` (refused) for consume and `-`
- * for peek and refund, which always answer; each state is the field as read
- * before any write, `-` when absent. States are stored with 17 significant
- * digits, so every double comes back exactly (Lua would truncate numbers
- * returned as numbers).
+ * `now` is the clock reading used: on the server clock, Redis TIME as it
+ * came, `<seconds>/<microseconds>` (the script's now is seconds × 1000 +
+ * floor(µs / 1000), which the store computes the same way: formatting a
+ * number costs Redis more than concatenating two texts); in caller-clock
+ * mode the caller's `now` itself. `verdict` is `1` (admitted) or `0`
+ * (refused) for consume and `-` for peek and refund, which always answer;
+ * each state is the field as read before any write, `-` when absent.
+ *
+ * States are stored as exact decimals, so every double comes back exactly
+ * (Lua would truncate numbers returned as numbers): whole numbers as
+ * integers; a positive number whose fraction is a whole number of 2^-15
+ * (every double from 2^37 up, so every TAT and epoch time) as its integer
+ * part and the fraction's exact 15 decimals, written with integer
+ * conversions; any other with 17 significant digits (`%.17g`, which costs
+ * Redis as much as a redis.call). All are plain decimals: states written by
+ * earlier versions of this code read the same.
  *
  * Blocks (`blockDurationMs`, core's `policy.ts` and `algorithms/block.ts`):
  * a blocked state is the limit's state followed by one more number, the
@@ -66,21 +76,29 @@ import { createHash } from 'node:crypto';
  * end of its block.
  *
  * Writes (consume and refund): the fields whose state changed, in one HSET
- * (HDEL for a state that is gone). Expiry keeps this invariant: the key
- * lives at least {@link TTL_SLACK_MS} past the moment each stored state
- * becomes as good as none (`ttlMs`). On the server clock, when every id
- * pins its limit's parameters, a write whose states stay meaningful no
- * longer than the ones they replace (a window counter within its window, a
- * refund) keeps it without touching the TTL. Otherwise (and always on the
- * caller's clock, which the key's TTL does not follow, and for named
- * limits) the TTL is read and, if it is below the longest `ttlMs` written
- * plus the slack, raised to that plus headroom (an eighth, at least
- * {@link TTL_SLACK_MS} more), so a busy key is not re-expired on every
- * request. TTLs are never lowered. Peek writes nothing.
+ * (HDEL for a state that is gone). Expiry runs on a grid of whole slacks
+ * ({@link TTL_SLACK_MS}, one second): a state that becomes as good as none
+ * at `end` (now + `ttlMs`) is covered once the key lives until
+ * (floor(end / slack) + 2) × slack, more than `end` + slack and at most two
+ * slacks past `end`. The invariant: every stored state is covered. On the
+ * server clock, when every id pins its limit's parameters, a write whose
+ * states end in no later grid second than the ones they replace (a window
+ * counter within its window, a GCRA or token bucket whose end moved less
+ * than into the next second, a refund) is already covered and does not
+ * touch the TTL. Otherwise (and always on the caller's clock, which the
+ * key's TTL does not follow, for named limits, and for a state new to its
+ * field) the TTL is read and, if it is below the longest one's cover,
+ * raised to that plus headroom (an eighth, at least two slacks more), so a
+ * busy key is not re-expired on every request, nor on every grid second. TTLs are never
+ * lowered. Peek writes nothing.
  *
- * Cost: O(number of limits) and 3–5 Redis calls (TIME, HGET/HMGET, HSET,
- * PTTL when the TTL may need raising, sometimes PEXPIRE), except the
- * sliding log, which is O(entries ≤ limit). The function library defines
+ * Cost: O(number of limits) and 3–5 Redis calls (TIME, HGET/HMGET, HSET;
+ * PTTL when a state ends in a later second than the one it replaces,
+ * sometimes PEXPIRE), except the sliding log, which is O(entries ≤ limit).
+ * A consume of one limit without a block (GCRA, fixed and sliding window,
+ * continuous token bucket) takes a fast path: the same arithmetic written
+ * out for its algorithm, reached straight from the cache for consume 1 on
+ * the server clock. The function library defines
  * its helpers once, when it is loaded, and keeps the parsed limits of the
  * last (at most 100) distinct argument texts it has seen, so a decision
  * does not parse its policy again; the script form redefines its helpers
@@ -104,6 +122,9 @@ local function init()
   format, match, sub, gmatch, concat, find = string.format, string.match, string.sub, string.gmatch, table.concat, string.find
   call = redis.call
 end
+
+-- The fast paths by algorithm (filled below, with their helpers).
+local FAST = {}
 
 -- The limits of a request, parsed: P[i] the algorithm then its parameters as numbers
 -- (gcra, delay: T, tau (delay: maxDelayMs, refusedPenaltyCapMs or nil);
@@ -152,7 +173,13 @@ local function parseLimits(spec, pos)
     block[count] = blockMs
     pos = at + n
   end
-  return { P = P, field = field, block = block, count = count, pinned = pinned }
+  local limits = { P = P, field = field, block = block, count = count, pinned = pinned }
+  -- One limit without a block: its consume has a fast path (FAST, below), chosen here once.
+  local a = P[1] and P[1][1]
+  if count == 1 and block[1] == 0 and (a == 'gcra' or a == 'fixed-window' or a == 'sliding-window' or (a == 'token-bucket' and not P[1][6])) then
+    limits.fast, limits.p1, limits.f1 = FAST[a], P[1], field[1]
+  end
+  return limits
 end
 
 -- Parsed limits by argument text (see decide), emptied when it reaches 100 entries: kept
@@ -325,9 +352,19 @@ local function refund(p, s, c, now)
   return { min(p[2], tokens + c), atMs }
 end
 
--- Numbers in full: integers as such, other doubles with 17 significant digits.
+-- Numbers in full, as exact decimals: integers as such; a positive double whose fraction is a
+-- whole number of 2^-15 (every one from 2^37 up: epoch milliseconds, TATs) as its integer part and
+-- the fraction's exact 15 decimals, m / 2^15 = m × 5^15 / 10^15 (m × 5^15 < 10^15: exact), two
+-- integer conversions; any other with 17 significant digits. %.17g costs Redis about as much as
+-- the rest of a decision (glibc converts in multiple precision); every form reads back exactly.
 local function fmt(x)
-  if x == floor(x) and x > -1e15 and x < 1e15 then return format('%d', x) end
+  local i = floor(x)
+  if i == x then
+    if x > -1e15 and x < 1e15 then return format('%d', x) end
+  elseif x > 0 and x < 1e15 then
+    local m = (x - i) * 32768
+    if m == floor(m) then return format('%d.%015d', i, m * 30517578125) end
+  end
   return format('%.17g', x)
 end
 
@@ -385,11 +422,154 @@ local function stepBlocked(p, s, u, b, c, now)
   return false, nx, { blocked = true, s = nr, u = now + b }
 end
 
--- Raises the key's TTL to longest + slack, with headroom, when it is below that.
-local function extend(key, longest)
-  local needed = ceil(longest) + TTL_SLACK_MS
+-- Expiry on a grid of whole slacks (see above): a state meaningful until endMs (absolute, on the
+-- clock of now) is covered once the key lives until (second(endMs) + 2) × TTL_SLACK_MS, more than
+-- endMs + TTL_SLACK_MS. second() is the grid index, compared to tell whether a write needs more.
+local function second(endMs)
+  return (endMs - endMs % TTL_SLACK_MS) / TTL_SLACK_MS
+end
+
+-- Raises the key's TTL to cover a state meaningful until endMs, with headroom, when it is below that.
+local function extend(key, endMs, now)
+  local needed = ceil((second(endMs) + 2) * TTL_SLACK_MS - now)
   if needed < 1 then needed = 1 end
-  if call('PTTL', key) < needed then call('PEXPIRE', key, needed + max(TTL_SLACK_MS, floor(needed / 8))) end
+  -- Headroom of two grid seconds at least: a state whose end moves into the next second is
+  -- still covered, so a busy key pays a PTTL, not a PEXPIRE too, on each of them.
+  if call('PTTL', key) < needed then call('PEXPIRE', key, needed + max(2 * TTL_SLACK_MS, floor(needed / 8))) end
+end
+
+-- Fast paths: consume of one limit without a block (limits.fast, set by parseLimits). Each is
+-- the general path (stepBlocked, encode, ttlOf, the expiry rule) written out for one algorithm,
+-- with the same arithmetic in the same order: fewer function calls, tables and conversions.
+-- Given the field's text r (nil: absent), it writes what the general path would and returns the
+-- verdict ('1' or '0'), or nil when r is not that algorithm's plain state (e.g. a block stored
+-- before the limit's block was removed): the general path decides then. ttlFree: on the server
+-- clock with pinned parameters, where a write that does not outlive the state it replaces keeps
+-- the TTL.
+
+FAST['gcra'] = function(key, f, p, r, c, now, ttlFree)
+  local tat, old = now, nil
+  if r then
+    old = tonumber(r)
+    if old == nil then return nil end
+    if old > now then tat = old end
+  end
+  local T = p[2]
+  local newTat = tat + c * T
+  local ahead = newTat - now
+  local backlog = ahead
+  if backlog < 0 then backlog = 0 end
+  local magnitude = newTat
+  if magnitude < 0 then magnitude = -magnitude end
+  if not (ahead <= p[3] + (1e-9 * T + (backlog / T + 1) * magnitude * 2.220446049250313e-16)) then return '0' end
+  local encoded = fmt(newTat)
+  if encoded ~= r then
+    call('HSET', key, f, encoded)
+    if not ttlFree or old == nil or second(newTat) > second(old) then extend(key, newTat, now) end
+  end
+  return '1'
+end
+
+FAST['fixed-window'] = function(key, f, p, r, c, now, ttlFree)
+  local W = p[3]
+  local startMs, used, startText, oldEnd = now, 0, nil, nil
+  if r then
+    local x, y = match(r, '^([^,]+),([^,]+)$')
+    if x == nil then return nil end
+    local stored = x + 0
+    oldEnd = stored + W
+    if now < stored + W then startMs = stored; used = y + 0; startText = x end
+  end
+  if not (c <= p[2] - used + 1e-9) then return '0' end
+  -- A start read back is written back as read: fmt(x + 0) is x for every text fmt wrote.
+  local n = used + c
+  local encoded
+  -- One string.format for a whole count (the usual case): cheaper than several.
+  if n == floor(n) and n > -1e15 and n < 1e15 then
+    if startText then encoded = format('%s,%d', startText, n) else encoded = format('%d,%d', startMs, n) end
+  else
+    encoded = (startText or fmt(startMs)) .. ',' .. fmt(n)
+  end
+  if encoded ~= r then
+    call('HSET', key, f, encoded)
+    if not ttlFree or oldEnd == nil or second(startMs + W) > second(oldEnd) then extend(key, startMs + W, now) end
+  end
+  return '1'
+end
+
+FAST['sliding-window'] = function(key, f, p, r, c, now, ttlFree)
+  local W = p[3]
+  local startMs = floor(now / W) * W
+  local previous, current, oldEnd = 0, 0, nil
+  if r then
+    local x, y, z = match(r, '^([^,]+),([^,]+),([^,]+)$')
+    if x == nil then return nil end
+    local stored = x + 0
+    oldEnd = stored + 2 * W
+    if stored == startMs then previous = y + 0; current = z + 0
+    elseif stored == startMs - W then previous = z + 0 end
+  end
+  local estimate = (previous * (W - (now - startMs))) / W + current
+  if not (estimate + c <= p[2] + 1e-9) then return '0' end
+  local n = current + c
+  local encoded
+  -- One string.format for whole counts (the usual case; startMs is whole): cheaper than several.
+  if n == floor(n) and previous == floor(previous) and n > -1e15 and n < 1e15 and previous > -1e15 and previous < 1e15 and startMs > -1e15 and startMs < 1e15 then
+    encoded = format('%d,%d,%d', startMs, previous, n)
+  else
+    encoded = fmt(startMs) .. ',' .. fmt(previous) .. ',' .. fmt(n)
+  end
+  if encoded ~= r then
+    call('HSET', key, f, encoded)
+    if not ttlFree or oldEnd == nil or second(startMs + 2 * W) > second(oldEnd) then extend(key, startMs + 2 * W, now) end
+  end
+  return '1'
+end
+
+-- Continuous refill only (interval refill takes the general path).
+FAST['token-bucket'] = function(key, f, p, r, c, now, ttlFree)
+  local burst, T = p[2], p[3]
+  local tokens, atMs, oldTtl = burst, now, nil
+  if r then
+    local x, y = match(r, '^([^,]+),([^,]+)$')
+    if x == nil then return nil end
+    local at = y + 0
+    local elapsed = now - at
+    if elapsed < 0 then elapsed = 0 end
+    tokens = x + elapsed / T
+    if not (tokens < burst) then tokens = burst end
+    atMs = at
+    if now > at then atMs = now end
+    -- ttl() of the state read: tbRefill gives the same level and time.
+    local missing = burst - tokens
+    if missing <= 1e-9 then oldTtl = 0 else oldTtl = missing * T end
+  end
+  if not (c <= tokens + 1e-9) then return '0' end
+  local left = tokens - c
+  local encoded = fmt(left) .. ',' .. fmt(atMs)
+  if encoded ~= r then
+    call('HSET', key, f, encoded)
+    -- ttl() of the state written: its time is not before now, so tbRefill adds nothing.
+    local level = left + 0 / T
+    if not (level < burst) then level = burst end
+    local missing = burst - level
+    local t = 0
+    if missing > 1e-9 then t = missing * T end
+    if not ttlFree or oldTtl == nil or second(now + t) > second(now + oldTtl) then extend(key, now + t, now) end
+  end
+  return '1'
+end
+
+-- Redis TIME, { seconds, microseconds } as text, in ms: seconds × 1000 + floor(µs / 1000). A text
+-- to number conversion costs about as much as a redis.call: the seconds' text changes once a
+-- second, so its conversion is kept; µs is converted once. floor without a call: µs is a whole
+-- number below 1e6, so (us - us % 1000) / 1000 is exact.
+local lastSeconds, lastSecondsMs = nil, 0
+local function clock(time)
+  local seconds = time[1]
+  if seconds ~= lastSeconds then lastSeconds, lastSecondsMs = seconds, seconds * 1000 end
+  local us = time[2] + 0
+  return lastSecondsMs + (us - us % 1000) / 1000
 end
 
 -- One decision on key with the argument spec (see above); returns the reply.
@@ -400,6 +580,18 @@ local function decide(key, spec)
   local mode, cost, nowArg
   local limits = cache[spec]
   if limits ~= nil then
+    -- consume 1 on the server clock; one limit without a block goes straight to its fast path.
+    local fast = limits.fast
+    if fast ~= nil then
+      local time = call('TIME')
+      local now = clock(time)
+      local f = limits.f1
+      local r = call('HGET', key, f)
+      local verdict = fast(key, f, limits.p1, r, 1, now, limits.pinned)
+      if verdict ~= nil then return time[1] .. '/' .. time[2] .. ' ' .. verdict .. ' ' .. (r or '-') end
+      -- Not its plain state (a block stored before the limit's block was removed): the general
+      -- path decides, on a clock reading of its own.
+    end
     mode, cost, nowArg = 'consume', 1, '-'
   elseif sub(spec, 1, 12) == 'consume 1 - ' then
     mode, cost, nowArg = 'consume', 1, '-'
@@ -418,8 +610,9 @@ local function decide(key, spec)
   local now, nowText
   if serverClock then
     local time = call('TIME')
-    now = time[1] * 1000 + floor(time[2] / 1000)
-    nowText = format('%d', now)
+    now = clock(time)
+    -- The reading as Redis gave it (the store computes the same ms): cheaper than formatting now.
+    nowText = time[1] .. '/' .. time[2]
   else
     nowText = nowArg
     now = tonumber(nowArg)
@@ -429,6 +622,10 @@ local function decide(key, spec)
   if count == 1 then
     local p, f = P[1], field[1]
     local r = call('HGET', key, f)
+    if limits.fast ~= nil and mode == 'consume' then
+      local verdict = limits.fast(key, f, p, r, cost, now, serverClock and limits.pinned)
+      if verdict ~= nil then return nowText .. ' ' .. verdict .. ' ' .. (r or '-') end
+    end
     local verdict = '-'
     if mode ~= 'peek' then
       local s, u = readState(p, r)
@@ -445,8 +642,8 @@ local function decide(key, spec)
         local encoded = encode(w)
         if encoded ~= r then
           call('HSET', key, f, encoded)
-          local t = ttlOf(p, w, now)
-          if not (serverClock and limits.pinned) or s == nil or t > ttlOf(p, s, now, u) then extend(key, t) end
+          local endMs = now + ttlOf(p, w, now)
+          if not (serverClock and limits.pinned) or s == nil or second(endMs) > second(now + ttlOf(p, s, now, u)) then extend(key, endMs, now) end
         end
       end
     end
@@ -489,14 +686,14 @@ local function decide(key, spec)
           nsets = nsets + 2
           local t = ttlOf(P[i], w, now)
           if longest == nil or t > longest then longest = t end
-          if not mayExtend and (states[i] == nil or t > ttlOf(P[i], states[i], now, blocks[i])) then mayExtend = true end
+          if not mayExtend and (states[i] == nil or second(now + t) > second(now + ttlOf(P[i], states[i], now, blocks[i]))) then mayExtend = true end
         end
       end
     end
     if dels then call('HDEL', key, unpack(dels)) end
     if nsets > 0 then
       call('HSET', key, unpack(sets))
-      if mayExtend then extend(key, longest) end
+      if mayExtend then extend(key, now + longest, now) end
     end
   end
   local parts = { nowText, verdict }

@@ -392,7 +392,11 @@ function decide(reply: unknown, limits: readonly ResolvedLimit[], mode: Evaluate
     from = end + 1;
   }
   if (malformed) throw new Error(`Unexpected reply from the ratekit script: ${text.slice(0, 200)}`);
-  const nowMs = Number(text.slice(0, space));
+  // `<ms>` (the caller's clock), or `<seconds>/<microseconds>` as Redis TIME gave them: the script's
+  // own now, seconds × 1000 + whole milliseconds, exact in doubles like the script's arithmetic.
+  const slash = text.indexOf('/');
+  const nowMs =
+    slash === -1 || slash > space ? Number(text.slice(0, space)) : Number(text.slice(0, slash)) * 1000 + Math.floor(Number(text.slice(slash + 1, space)) / 1000);
   const verdict = text[space + 1];
   const { decision } = evaluatePolicy(states, limits, cost, mode, nowMs);
   if (mode === 'consume' && decision.allowed !== (verdict === '1')) {
