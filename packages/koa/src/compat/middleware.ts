@@ -68,13 +68,18 @@ export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<strin
    * recursion (Koa 2): each field to `res.setHeader`, the value as a string
    * on Koa 2 and as given on Koa 3, nothing once the headers are sent.
    */
-  function writeHeaders(ctx: Ctx, remaining: number, reset: number, total: number): void {
-    const response = ctx.response;
-    const set = response.set;
+  /** Whether `set` is a Koa `response.set` this middleware knows (Koa 2's or 3's), so it can do `set`'s work itself. */
+  function setsDirectly(set: unknown): boolean {
     if (set !== lastSet) {
       lastStringify = stringifies(set);
       lastSet = set;
     }
+    return lastStringify !== undefined;
+  }
+
+  function writeHeaders(ctx: Ctx, remaining: number, reset: number, total: number): void {
+    const response = ctx.response;
+    setsDirectly(response.set);
     const stringify = lastStringify;
     if (stringify === undefined || !byField) {
       ctx.set({ [names.remaining]: remaining, [names.reset]: reset, [names.total]: total } as unknown as Record<string, string>);
@@ -117,7 +122,12 @@ export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<strin
     const { deltaMs, after } = refusalTiming(limit.reset, Date.now());
     const message = params.errorMessage || defaultRefusalMessage(deltaMs);
     ctx.body = message;
-    ctx.set('Retry-After', String(after));
+    // `ctx.set('Retry-After', String(after))`, without Koa 3's per-call arrays when `set` is Koa's own.
+    if (setsDirectly(ctx.response.set)) {
+      if (!ctx.response.headerSent) ctx.res.setHeader('Retry-After', String(after));
+    } else {
+      ctx.set('Retry-After', String(after));
+    }
     (ctx.state as { rateLimit?: KoaRatelimitState }).rateLimit = { after, headers, id, message };
     ctx.status = (params.status || 429) as number;
     if (params.onLimited !== undefined) {
