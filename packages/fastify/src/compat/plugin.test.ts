@@ -75,6 +75,8 @@ describe('a registration with only @fastify/rate-limit 11 options answers as @fa
     ['max and timeWindow as async functions', { max: async () => 2, timeWindow: async () => 5_000 }],
     ['a NaN max and a negative timeWindow fall back to 1000 per minute', { max: Number.NaN, timeWindow: -5 }],
     ['errorResponseBuilder', { max: 1, timeWindow: 10_000, errorResponseBuilder: (_req: FastifyRequest, ctx: object) => ({ statusCode: 429, context: ctx }) }],
+    ['errorResponseBuilder returning undefined (Fastify answers 500)', { max: 1, timeWindow: 10_000, errorResponseBuilder: () => undefined }],
+    ['allowList as an array', { max: 1, timeWindow: 10_000, allowList: ['127.0.0.1'] }],
   ])('%s', async (_name, options) => {
     await sameTimeline(await pair(options), [
       [0, '/'],

@@ -90,6 +90,9 @@ function addHook(route: RouteOptions, limiter: Limiter): void {
   else hooks[stage] = typeof existing === 'function' ? [existing, hook] : [hook];
 }
 
+/** What a route hook's steps return when the request goes on (no refusal). */
+const GO_ON = Symbol('go on');
+
 /**
  * The hook of one route. For the common case (the in-memory store, the
  * client IP as key, a constant `max` and `timeWindow`, no allow-list
@@ -123,12 +126,12 @@ function routeHookOf(limiter: Limiter, route: RouteOptions) {
   const passReset = Boolean(params.addHeadersOnExceeding[labels.rateReset]);
   const config = route as { config?: { rateLimit?: { groupId?: unknown } } };
 
-  /** The refusal to answer with (upstream throws it from its async hook), or `undefined` to go on. */
+  /** The refusal to answer with (upstream throws it from its async hook), or {@link GO_ON}. */
   function run(request: FastifyRequest, reply: FastifyReply): unknown {
     let key = clientKey(request, ipv6Subnet);
     const groupId = config.config?.rateLimit?.groupId;
     if (groupId) key += String(groupId);
-    if (list?.includes(key)) return undefined;
+    if (list?.includes(key)) return GO_ON;
     const current = local.hit(key, windowMs, limit);
     const ttl = local.lastTtl;
     const remaining = Math.max(0, limit - current);
@@ -138,7 +141,7 @@ function routeHookOf(limiter: Limiter, route: RouteOptions) {
       if (passRemaining) reply.header(labels.rateRemaining, remaining);
       if (passReset) reply.header(labels.rateReset, ttlInSeconds);
       params.onExceeding(request, key);
-      return undefined;
+      return GO_ON;
     }
     const banned = ban !== -1 && current - limit > ban;
     const state: Exceeded = { max: limit, remaining, ttl, ttlInSeconds };
@@ -163,8 +166,9 @@ function routeHookOf(limiter: Limiter, route: RouteOptions) {
       // What Fastify does with a rejection of an async hook, falsy ones included (FST_ERR_SEND_UNDEFINED_ERR).
       return Promise.reject(error);
     }
-    if (refusal === undefined) done();
+    if (refusal === GO_ON) done();
     else if (refusal) done(refusal);
+    // A falsy refusal (an `errorResponseBuilder` returning nothing): rejected, so Fastify answers it as upstream's throw.
     else return Promise.reject(refusal);
     return undefined;
   };
