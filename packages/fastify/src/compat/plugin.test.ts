@@ -91,6 +91,36 @@ describe('a registration with only @fastify/rate-limit 11 options answers as @fa
     ]);
   });
 
+  it('routes with a groupId (each its own store, as upstream), on a preHandler hook, with onExceeding/onExceeded called as upstream calls them', async () => {
+    const calls = { theirs: [] as string[], ours: [] as string[] };
+    const build = async (plugin: unknown, log: string[]) => {
+      const app = Fastify();
+      await app.register(plugin as FastifyPluginCallback<Record<string, unknown>>, {
+        max: 2,
+        timeWindow: 10_000,
+        hook: 'preHandler',
+        onExceeding: (_req: FastifyRequest, key: string) => log.push(`exceeding ${key}`),
+        onExceeded: (_req: FastifyRequest, key: string) => log.push(`exceeded ${key}`),
+      });
+      app.get('/a', { config: { rateLimit: { groupId: 'g' } } }, async () => 'a');
+      app.get('/b', { config: { rateLimit: { groupId: 'g' } } }, async () => 'b');
+      app.get('/c', async () => 'c');
+      await app.ready();
+      return app;
+    };
+    const apps = { theirs: await build(upstream, calls.theirs), ours: await build(fastifyRateLimit, calls.ours) };
+    const answers = await sameTimeline(apps, [
+      [0, '/a'],
+      [1, '/b'],
+      [2, '/a'],
+      [3, '/c'],
+      [4, '/c'],
+      [5, '/c'],
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 429]);
+    expect(calls.ours).toEqual(calls.theirs);
+  });
+
   it('a per-route limit counts GET and its automatic HEAD route apart, as upstream does', async () => {
     const routes: Routes = (app) => {
       app.get('/items', { config: { rateLimit: { max: 1, timeWindow: 10_000 } } }, async () => 'items');
