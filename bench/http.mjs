@@ -63,7 +63,7 @@ export function httpSchedule(options, env = process.env) {
 /** The packages the servers load, as resolved from bench/. */
 const PACKAGES = [
   'express', 'fastify', 'koa', '@ratekit/express', '@ratekit/fastify', '@ratekit/koa',
-  'express-rate-limit', '@fastify/rate-limit', 'koa-ratelimit', 'autocannon',
+  'express-rate-limit', '@fastify/rate-limit', 'koa-ratelimit', 'rate-limiter-flexible', 'autocannon',
 ];
 
 function packageVersions() {
@@ -278,6 +278,7 @@ export function render(results) {
       'Every limiter runs with the options a user migrating from the incumbent keeps (the same options as the incumbent\'s row): client IP key, in-memory store, the default headers (legacy `X-RateLimit-*`, `Retry-After` on 429), the default 429 body. ' +
       "\"ratekit mode\" (express) adds `algorithm: 'fixed-window'`, so the core limiter decides instead of the express-rate-limit counter. " +
       '"no-op" = one empty middleware or hook: the floor any adapter pays for being a layer. ' +
+      '"rate-limiter-flexible, minimal" = `RateLimiterMemory` in the minimal middleware its wiki shows (fastify: the same as an `onRequest` hook): key = IP, `consume`, 429 `Too Many Requests` on rejection, with the README\'s three legacy `X-RateLimit-*` headers and `Retry-After` on 429 (no options, validation or IPv6 grouping: the cheapest peer to beat). ' +
       '"bare, 2nd process" = a second, identical bare server measured as a row: what the schedule itself does to a row (ideally 1×, Δ 0).',
     '',
     'req/s and latency = median over slices; ratio = median over rounds of (req/s ÷ mean of the two adjacent bare slices), [min–max] over rounds; reject ÷ pass = ratio(reject) ÷ ratio(pass); ' +

@@ -1,5 +1,6 @@
 // What the HTTP part loads: per framework, the bare server, one empty
-// middleware, a minimal limiter (the floor), ratekit's adapter and the incumbent, each passing (limit 1e9)
+// middleware, a minimal limiter (the floor), ratekit's adapter, the incumbent and
+// rate-limiter-flexible's minimal middleware (the cheapest peer), each passing (limit 1e9)
 // and refusing (limit 1 per hour). One server process per row; the scripts are
 // in bench/http-servers/.
 
@@ -41,14 +42,17 @@ export const FRAMEWORKS = [
     ['ratekit', '@ratekit/express', 'express-ratekit', '', true],
     ['ratekit-core', '@ratekit/express, ratekit mode', 'express-ratekit', 'core-', true],
     ['incumbent', 'express-rate-limit', 'express-express-rate-limit', '', false],
+    ['rlflex', 'rate-limiter-flexible, minimal middleware', 'express-rate-limiter-flexible', '', false],
   ]),
   framework('fastify', [
     ['ratekit', '@ratekit/fastify', 'fastify-ratekit', '', true],
     ['incumbent', '@fastify/rate-limit', 'fastify-fastify-rate-limit', '', false],
+    ['rlflex', 'rate-limiter-flexible, minimal hook', 'fastify-rate-limiter-flexible', '', false],
   ]),
   framework('koa', [
     ['ratekit', '@ratekit/koa', 'koa-ratekit', '', true],
     ['incumbent', 'koa-ratelimit', 'koa-koa-ratelimit', '', false],
+    ['rlflex', 'rate-limiter-flexible, minimal middleware', 'koa-rate-limiter-flexible', '', false],
   ]),
 ];
 

@@ -38,14 +38,21 @@ export class LocalStore implements FastifyRateLimitStore {
     this.#now = now;
   }
 
-  incr(key: string, callback: StoreCallback, timeWindow: number, max: number): void {
+  /**
+   * The ms left in the window after the last {@link hit} (what `incr` calls
+   * back with as `ttl`): a field, so the synchronous path allocates nothing.
+   */
+  lastTtl = 0;
+
+  /** Counts one hit of `key` and returns the hits in its window (`current`); the `ttl` is left in {@link lastTtl}. */
+  hit(key: string, timeWindow: number, max: number): number {
     const nowMs = this.#now();
     let window = this.#windows.get(key);
     if (window === undefined || window.startMs + timeWindow <= nowMs) {
       window = { hits: 1, startMs: nowMs };
       this.#windows.set(key, window);
-      callback(null, { current: 1, ttl: timeWindow });
-      return;
+      this.lastTtl = timeWindow;
+      return 1;
     }
     const hits = ++window.hits;
     let ttl = timeWindow - (nowMs - window.startMs);
@@ -53,7 +60,13 @@ export class LocalStore implements FastifyRateLimitStore {
       window.startMs = nowMs;
       ttl = this.#continueExceeding ? timeWindow : backoffMs(timeWindow, hits - max - 1);
     }
-    callback(null, { current: hits, ttl });
+    this.lastTtl = ttl;
+    return hits;
+  }
+
+  incr(key: string, callback: StoreCallback, timeWindow: number, max: number): void {
+    const current = this.hit(key, timeWindow, max);
+    callback(null, { current, ttl: this.lastTtl });
   }
 
   read(key: string, callback: StoreCallback, timeWindow: number): void {

@@ -20,7 +20,8 @@ export const DEFAULT_IPV6_SUBNET = 64;
  * @example `normalizeIP('2001:db8::1:2:3:4') // '2001:db8::'`
  */
 export function normalizeIP(ip: string, ipv6Subnet: number = DEFAULT_IPV6_SUBNET): string {
-  if (!isIPv6(ip)) return ip.toLowerCase();
+  // Every IPv6 address has a colon: an IPv4 address skips isIPv6's regular expression.
+  if (!ip.includes(':') || !isIPv6(ip)) return ip.toLowerCase();
   const address = new Address6(ip);
   if (address.isMapped4()) return address.to4().correctForm();
   if (ipv6Subnet >= 128) return address.correctForm();

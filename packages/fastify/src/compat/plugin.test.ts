@@ -75,6 +75,8 @@ describe('a registration with only @fastify/rate-limit 11 options answers as @fa
     ['max and timeWindow as async functions', { max: async () => 2, timeWindow: async () => 5_000 }],
     ['a NaN max and a negative timeWindow fall back to 1000 per minute', { max: Number.NaN, timeWindow: -5 }],
     ['errorResponseBuilder', { max: 1, timeWindow: 10_000, errorResponseBuilder: (_req: FastifyRequest, ctx: object) => ({ statusCode: 429, context: ctx }) }],
+    ['errorResponseBuilder returning undefined (Fastify answers 500)', { max: 1, timeWindow: 10_000, errorResponseBuilder: () => undefined }],
+    ['allowList as an array', { max: 1, timeWindow: 10_000, allowList: ['127.0.0.1'] }],
   ])('%s', async (_name, options) => {
     await sameTimeline(await pair(options), [
       [0, '/'],
@@ -87,6 +89,36 @@ describe('a registration with only @fastify/rate-limit 11 options answers as @fa
       [25, '/'],
       [60, '/'],
     ]);
+  });
+
+  it('routes with a groupId (each its own store, as upstream), on a preHandler hook, with onExceeding/onExceeded called as upstream calls them', async () => {
+    const calls = { theirs: [] as string[], ours: [] as string[] };
+    const build = async (plugin: unknown, log: string[]) => {
+      const app = Fastify();
+      await app.register(plugin as FastifyPluginCallback<Record<string, unknown>>, {
+        max: 2,
+        timeWindow: 10_000,
+        hook: 'preHandler',
+        onExceeding: (_req: FastifyRequest, key: string) => log.push(`exceeding ${key}`),
+        onExceeded: (_req: FastifyRequest, key: string) => log.push(`exceeded ${key}`),
+      });
+      app.get('/a', { config: { rateLimit: { groupId: 'g' } } }, async () => 'a');
+      app.get('/b', { config: { rateLimit: { groupId: 'g' } } }, async () => 'b');
+      app.get('/c', async () => 'c');
+      await app.ready();
+      return app;
+    };
+    const apps = { theirs: await build(upstream, calls.theirs), ours: await build(fastifyRateLimit, calls.ours) };
+    const answers = await sameTimeline(apps, [
+      [0, '/a'],
+      [1, '/b'],
+      [2, '/a'],
+      [3, '/c'],
+      [4, '/c'],
+      [5, '/c'],
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 429]);
+    expect(calls.ours).toEqual(calls.theirs);
   });
 
   it('a per-route limit counts GET and its automatic HEAD route apart, as upstream does', async () => {

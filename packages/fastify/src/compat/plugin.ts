@@ -85,9 +85,93 @@ function addHook(route: RouteOptions, limiter: Limiter): void {
   const hooks = route as unknown as Record<string, unknown>;
   const stage = limiter.params.hook;
   const existing = hooks[stage];
-  const hook = hookOf(limiter);
+  const hook = routeHookOf(limiter, route);
   if (Array.isArray(existing)) existing.push(hook);
   else hooks[stage] = typeof existing === 'function' ? [existing, hook] : [hook];
+}
+
+/** What a route hook's steps return when the request goes on (no refusal). */
+const GO_ON = Symbol('go on');
+
+/**
+ * The hook of one route. For the common case (the in-memory store, the
+ * client IP as key, a constant `max` and `timeWindow`, no allow-list
+ * function; every stage but `preParsing`) a callback-style hook that does
+ * {@link hookOf}'s steps synchronously, with no promise, timer or result
+ * object per request; anything else gets {@link hookOf}'s hook.
+ *
+ * The route's `groupId` is read from `route.config`, the object Fastify
+ * builds the route's `request.routeOptions.config` from (that getter
+ * builds a new object on every read).
+ */
+function routeHookOf(limiter: Limiter, route: RouteOptions) {
+  const { params, store, ran } = limiter;
+  const { max, timeWindow, allowList, labels, ipv6Subnet, ban } = params;
+  if (
+    store.constructor !== LocalStore ||
+    params.keyGenerator !== undefined ||
+    typeof allowList === 'function' ||
+    typeof max !== 'number' ||
+    typeof timeWindow !== 'number' ||
+    params.hook === 'preParsing'
+  ) {
+    return hookOf(limiter);
+  }
+  const local = store as LocalStore;
+  const limit = max;
+  const windowMs = timeWindow;
+  const list = allowList as readonly unknown[] | null;
+  const passLimit = Boolean(params.addHeadersOnExceeding[labels.rateLimit]);
+  const passRemaining = Boolean(params.addHeadersOnExceeding[labels.rateRemaining]);
+  const passReset = Boolean(params.addHeadersOnExceeding[labels.rateReset]);
+  const config = route as { config?: { rateLimit?: { groupId?: unknown } } };
+
+  /** The refusal to answer with (upstream throws it from its async hook), or {@link GO_ON}. */
+  function run(request: FastifyRequest, reply: FastifyReply): unknown {
+    let key = clientKey(request, ipv6Subnet);
+    const groupId = config.config?.rateLimit?.groupId;
+    if (groupId) key += String(groupId);
+    if (list?.includes(key)) return GO_ON;
+    const current = local.hit(key, windowMs, limit);
+    const ttl = local.lastTtl;
+    const remaining = Math.max(0, limit - current);
+    const ttlInSeconds = Math.ceil(ttl / 1000);
+    if (!(current > limit)) {
+      if (passLimit) reply.header(labels.rateLimit, max);
+      if (passRemaining) reply.header(labels.rateRemaining, remaining);
+      if (passReset) reply.header(labels.rateReset, ttlInSeconds);
+      params.onExceeding(request, key);
+      return GO_ON;
+    }
+    const banned = ban !== -1 && current - limit > ban;
+    const state: Exceeded = { max: limit, remaining, ttl, ttlInSeconds };
+    params.onExceeded(request, key);
+    writeRefusalHeaders(reply, params, state);
+    const context = errorContext(state, banned);
+    if (banned) params.onBanReach(request, key);
+    return params.errorResponseBuilder === undefined ? defaultErrorResponse(context) : params.errorResponseBuilder(request, context);
+  }
+
+  return function rateLimit(request: FastifyRequest, reply: FastifyReply, done: (error?: unknown) => void): Promise<void> | undefined {
+    const marks = request as unknown as Record<symbol, boolean>;
+    if (marks[ran]) {
+      done();
+      return undefined;
+    }
+    marks[ran] = true;
+    let refusal: unknown;
+    try {
+      refusal = run(request, reply);
+    } catch (error) {
+      // What Fastify does with a rejection of an async hook, falsy ones included (FST_ERR_SEND_UNDEFINED_ERR).
+      return Promise.reject(error);
+    }
+    if (refusal === GO_ON) done();
+    else if (refusal) done(refusal);
+    // A falsy refusal (an `errorResponseBuilder` returning nothing): rejected, so Fastify answers it as upstream's throw.
+    else return Promise.reject(refusal);
+    return undefined;
+  };
 }
 
 /** The route hook: headers on a pass, `errorResponseBuilder`'s result (or the default error) thrown on a refusal. */
@@ -140,19 +224,8 @@ async function check(limiter: Limiter, request: FastifyRequest, increment: boole
     throw new Error('The configured rate-limit store does not implement a `read` method, which is required to use `{ increment: false }`');
   }
   try {
-    result = await new Promise<StoreResult>((resolve, reject) => {
-      const timer =
-        params.storeTimeoutMs === Number.POSITIVE_INFINITY
-          ? undefined
-          : setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The rate-limit store did not answer within ${params.storeTimeoutMs} ms`)), params.storeTimeoutMs);
-      const done = (error: Error | null, answer?: StoreResult) => {
-        clearTimeout(timer);
-        if (error) reject(error);
-        else resolve(answer!);
-      };
-      if (increment) store.incr(key as string, done, timeWindow, max);
-      else store.read!(key as string, done, timeWindow, max);
-    });
+    const answer = callStore(store, key as string, increment, timeWindow, max, params.storeTimeoutMs);
+    result = answer instanceof Promise ? await answer : answer;
   } catch (error) {
     if (!params.skipOnError) throw error;
   }
@@ -168,6 +241,51 @@ async function check(limiter: Limiter, request: FastifyRequest, increment: boole
     isExceeded: result.current > max,
     isBanned: params.ban !== -1 && result.current - max > params.ban,
   };
+}
+
+/**
+ * One `incr` (or `read`) of the store: its answer as soon as it calls back,
+ * directly when it calls back before returning (the in-memory store), else
+ * a promise that rejects after `timeoutMs` without an answer. Only the
+ * first call back counts.
+ */
+function callStore(store: FastifyRateLimitStore, key: string, increment: boolean, timeWindow: number, max: number, timeoutMs: number): StoreResult | Promise<StoreResult> {
+  let sync = true;
+  let called = false;
+  let failure: Error | null = null;
+  let answer: StoreResult | undefined;
+  let settle: ((error: Error | null, answer?: StoreResult) => void) | undefined;
+  const callback = (error: Error | null, result?: StoreResult): void => {
+    if (called) return;
+    called = true;
+    if (sync) {
+      failure = error;
+      answer = result;
+    } else {
+      settle?.(error, result);
+    }
+  };
+  try {
+    if (increment) store.incr(key, callback, timeWindow, max);
+    else store.read!(key, callback, timeWindow, max);
+  } catch (error) {
+    // As in a promise executor: a throw after the answer is ignored.
+    if (!called) throw error;
+  } finally {
+    sync = false;
+  }
+  if (called) {
+    if (failure) throw failure;
+    return answer!;
+  }
+  return new Promise<StoreResult>((resolve, reject) => {
+    const timer = timeoutMs === Number.POSITIVE_INFINITY ? undefined : setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The rate-limit store did not answer within ${timeoutMs} ms`)), timeoutMs);
+    settle = (error, result) => {
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(result!);
+    };
+  });
 }
 
 /** The default key: `request.ip` (which honours Fastify's `trustProxy`) through {@link normalizeIP}. */

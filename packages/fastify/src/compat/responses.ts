@@ -40,7 +40,20 @@ export function writeRefusalHeaders(reply: FastifyReply, params: CompatParams, s
 
 /** The context `errorResponseBuilder` receives, field for field as upstream builds it. */
 export function errorContext(state: Exceeded, banned: boolean): ErrorResponseBuilderContext {
-  return { statusCode: banned ? 403 : 429, ban: banned, max: state.max, ttl: state.ttl, after: format(state.ttlInSeconds * 1000, true) };
+  return { statusCode: banned ? 403 : 429, ban: banned, max: state.max, ttl: state.ttl, after: afterText(state.ttlInSeconds) };
+}
+
+// `after` for the last `ttlInSeconds` formatted: it changes once a second, not once a refusal.
+let afterSeconds = Number.NaN;
+let afterFormatted = '';
+
+/** `format(seconds * 1000, true)` (`@lukeed/ms` long format, e.g. `1 minute`), cached for the last value. */
+function afterText(seconds: number): string {
+  if (seconds !== afterSeconds) {
+    afterFormatted = format(seconds * 1000, true);
+    afterSeconds = seconds;
+  }
+  return afterFormatted;
 }
 
 /**
@@ -48,7 +61,17 @@ export function errorContext(state: Exceeded, banned: boolean): ErrorResponseBui
  * `Rate limit exceeded, retry in <after>` and whose `statusCode` (429, or
  * 403 for a ban) Fastify's error handling answers with, so the body is
  * `{"statusCode":429,"error":"Too Many Requests","message":"Rate limit exceeded, retry in 1 minute"}`.
+ *
+ * Built without capturing a stack trace, as ratekit mode's (src/refusal.ts):
+ * a 429 is an answer, not a fault, and the capture was the largest single
+ * cost of a refusal under load. `stack` is then just `Error: <message>`
+ * (upstream's frames are the plugin's and Fastify's hook runner's).
  */
 export function defaultErrorResponse(context: ErrorResponseBuilderContext): Error & { statusCode: number } {
-  return Object.assign(new Error(`Rate limit exceeded, retry in ${context.after}`), { statusCode: context.statusCode });
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  const error = new Error(`Rate limit exceeded, retry in ${context.after}`) as Error & { statusCode: number };
+  Error.stackTraceLimit = stackTraceLimit;
+  error.statusCode = context.statusCode;
+  return error;
 }

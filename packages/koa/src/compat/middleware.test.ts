@@ -63,6 +63,36 @@ describe.each([
     });
   });
 
+  it('sets the header values as koa-ratelimit does on this Koa (numbers on Koa 3, strings on Koa 2), seen by a later middleware', async () => {
+    const values = (limiter: Koa.Middleware) => {
+      const app = new App();
+      const got: unknown[] = [];
+      app.use(limiter);
+      app.use((ctx) => {
+        got.push(ctx.response.get('X-RateLimit-Limit'), ctx.response.get('X-RateLimit-Remaining'), typeof ctx.response.get('X-RateLimit-Reset'));
+        ctx.body = 'ok';
+      });
+      return { get: () => request(app.callback()).get('/'), got };
+    };
+    const theirs = values(upstream({ driver: 'memory', db: new Map(), max: 3 }));
+    const mine = values(ours({ driver: 'memory', db: new Map(), max: 3 }));
+    for (let i = 0; i < 2; i++) {
+      await theirs.get();
+      await mine.get();
+    }
+    expect(mine.got).toEqual(theirs.got);
+  });
+
+  it('answers as koa-ratelimit when two header names are the same (the object form of ctx.set keeps one)', async () => {
+    const options = { driver: 'memory', max: 1, headers: { remaining: 'X-Same', reset: 'X-Same', total: 'X-Total' } };
+    const theirs = harness(App, upstream({ ...options, db: new Map() }));
+    const mine = harness(App, ours({ ...options, db: new Map() }));
+    for (let i = 0; i < 3; i++) {
+      const [a, b] = [await theirs.get(), await mine.get()];
+      expect(seen(b, 'x-same')).toEqual(seen(a, 'x-same'));
+    }
+  });
+
   describe('the default refusal', () => {
     // Only Date is faked: the clock stands still unless moved, and supertest's own timers run.
     beforeEach(() => jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'hrtime'] }));

@@ -1,4 +1,5 @@
 import type { Middleware, Next, ParameterizedContext } from 'koa';
+import type { DriverAnswer } from './drivers.js';
 import { type CompatParams, resolveCompatOptions } from './options.js';
 import { defaultRefusalMessage, refusalTiming } from './responses.js';
 
@@ -49,28 +50,84 @@ export type KoaRatelimitMiddleware<StateT, ContextT> = Middleware<StateT, Contex
 export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<string, unknown>>): KoaRatelimitMiddleware<StateT, ContextT> {
   type Ctx = ParameterizedContext<StateT, ContextT>;
   const params: CompatParams<Ctx> = resolveCompatOptions<Ctx>(options);
-  const { driver, namespace, names } = params;
+  const { driver, namespace, names, whitelist, blacklist, disableHeader } = params;
+  const prefix = `${namespace}:`;
+  const listed = whitelist !== undefined || blacklist !== undefined;
+  // The three headers can be set one by one, as `ctx.set(object)` sets them, when the object would
+  // hold them in that order: three distinct, non-empty names that are not array indices.
+  const byField = new Set([names.remaining, names.reset, names.total]).size === 3 && [names.remaining, names.reset, names.total].every((n) => n !== '' && !/^(0|[1-9]\d*)$/.test(n));
+  // `X-RateLimit-Limit` as Koa 2 sets it (a string), cached while `total` stays the same.
+  let totalOf = Number.NaN;
+  let totalText = '';
+  // The last `response.set` seen and what {@link stringifies} said of it (one app: always the same).
+  let lastSet: unknown;
+  let lastStringify: boolean | undefined;
 
-  async function ratelimit(ctx: Ctx, next: Next): Promise<void> {
-    const id = params.id(ctx);
-    const whitelisted = params.whitelist !== undefined && (await params.whitelist(ctx));
-    const blacklisted = params.blacklist !== undefined && (await params.blacklist(ctx));
-    if (blacklisted) ctx.throw(403, 'Forbidden');
-    if (id === false || whitelisted) return next();
-    if (!id) throw new TypeError(`ratelimit(): \`id(ctx)\` returned ${String(id) || '""'}: a key is required (return false to skip limiting)`);
-
-    const limit = await driver.get(`${namespace}:${String(id)}`, id);
-    let headers: Record<string, number> = {};
-    if (!params.disableHeader) {
-      headers = { [names.remaining]: limit.remaining > 0 ? limit.remaining - 1 : 0, [names.reset]: limit.reset, [names.total]: limit.total };
-      ctx.set(headers as unknown as Record<string, string>);
+  /**
+   * What `ctx.set(headers)` does, without its per-call arrays (Koa 3) or
+   * recursion (Koa 2): each field to `res.setHeader`, the value as a string
+   * on Koa 2 and as given on Koa 3, nothing once the headers are sent.
+   */
+  /** Whether `set` is a Koa `response.set` this middleware knows (Koa 2's or 3's), so it can do `set`'s work itself. */
+  function setsDirectly(set: unknown): boolean {
+    if (set !== lastSet) {
+      lastStringify = stringifies(set);
+      lastSet = set;
     }
-    if (limit.remaining) return next();
+    return lastStringify !== undefined;
+  }
 
+  function writeHeaders(ctx: Ctx, remaining: number, reset: number, total: number): void {
+    const response = ctx.response;
+    setsDirectly(response.set);
+    const stringify = lastStringify;
+    if (stringify === undefined || !byField) {
+      ctx.set({ [names.remaining]: remaining, [names.reset]: reset, [names.total]: total } as unknown as Record<string, string>);
+      return;
+    }
+    if (response.headerSent) return;
+    const res = ctx.res;
+    if (stringify) {
+      if (total !== totalOf) {
+        totalOf = total;
+        totalText = String(total);
+      }
+      res.setHeader(names.remaining, String(remaining));
+      res.setHeader(names.reset, String(reset));
+      res.setHeader(names.total, totalText);
+    } else {
+      res.setHeader(names.remaining, remaining);
+      res.setHeader(names.reset, reset);
+      res.setHeader(names.total, total);
+    }
+  }
+
+  /** After the lists: count the request and answer (synchronously with the memory driver). */
+  function limit(ctx: Ctx, next: Next, id: unknown): Promise<void> {
+    if (id === false) return next();
+    if (!id) throw new TypeError(`ratelimit(): \`id(ctx)\` returned ${String(id) || '""'}: a key is required (return false to skip limiting)`);
+    const answer = driver.get(prefix + String(id), id);
+    if (answer instanceof Promise) return answer.then((a) => respond(ctx, next, id, a));
+    return respond(ctx, next, id, answer);
+  }
+
+  function respond(ctx: Ctx, next: Next, id: unknown, limit: DriverAnswer): Promise<void> {
+    const remaining = limit.remaining > 0 ? limit.remaining - 1 : 0;
+    if (!disableHeader) writeHeaders(ctx, remaining, limit.reset, limit.total);
+    if (limit.remaining) return next();
+    return refuse(ctx, id, limit, disableHeader ? {} : { [names.remaining]: remaining, [names.reset]: limit.reset, [names.total]: limit.total });
+  }
+
+  function refuse(ctx: Ctx, id: unknown, limit: DriverAnswer, headers: Record<string, number>): Promise<void> {
     const { deltaMs, after } = refusalTiming(limit.reset, Date.now());
     const message = params.errorMessage || defaultRefusalMessage(deltaMs);
     ctx.body = message;
-    ctx.set('Retry-After', String(after));
+    // `ctx.set('Retry-After', String(after))`, without Koa 3's per-call arrays when `set` is Koa's own.
+    if (setsDirectly(ctx.response.set)) {
+      if (!ctx.response.headerSent) ctx.res.setHeader('Retry-After', String(after));
+    } else {
+      ctx.set('Retry-After', String(after));
+    }
     (ctx.state as { rateLimit?: KoaRatelimitState }).rateLimit = { after, headers, id, message };
     ctx.status = (params.status || 429) as number;
     if (params.onLimited !== undefined) {
@@ -81,10 +138,58 @@ export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<strin
       headers['Retry-After'] = after;
       ctx.throw(ctx.status, ctx.body as string, { headers });
     }
+    return DONE;
+  }
+
+  /** `whitelist` and `blacklist`, awaited as upstream awaits them, then {@link limit}. */
+  async function lists(ctx: Ctx, next: Next, id: unknown): Promise<void> {
+    const whitelisted = whitelist !== undefined && (await whitelist(ctx));
+    const blacklisted = blacklist !== undefined && (await blacklist(ctx));
+    if (blacklisted) ctx.throw(403, 'Forbidden');
+    if (id === false || whitelisted) return next();
+    return limit(ctx, next, id);
+  }
+
+  // Plain functions returning promises, not one `async` function: with the memory driver and no
+  // lists nothing is awaited, and the promise returned is `next()`'s own.
+  function ratelimit(ctx: Ctx, next: Next): Promise<void> {
+    try {
+      const id = params.id(ctx);
+      return listed ? lists(ctx, next, id) : limit(ctx, next, id);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   return Object.defineProperty(ratelimit, 'resetKey', {
     value: async (id: string) => driver.reset(`${namespace}:${id}`),
     enumerable: true,
   }) as unknown as KoaRatelimitMiddleware<StateT, ContextT>;
+}
+
+/** What a refusal returns: nothing is left to wait for. */
+const DONE: Promise<void> = Promise.resolve();
+
+/** Per Koa `response.set`: whether it turns a value into a string (Koa 2) or sets it as given (Koa 3); `undefined` when unknown. */
+const stringifyBySet = new WeakMap<object, boolean | undefined>();
+
+/**
+ * Whether this Koa's `response.set(name, value)` stringifies values, found
+ * once per `set` function by calling it on a stand-in response that records
+ * what it would set. `undefined` (so `ctx.set` is called as before) when it
+ * does anything else, e.g. a patched `set`.
+ */
+function stringifies(set: unknown): boolean | undefined {
+  if (typeof set !== 'function') return undefined;
+  if (stringifyBySet.has(set)) return stringifyBySet.get(set);
+  let answer: boolean | undefined;
+  try {
+    const seen: unknown[] = [];
+    set.call({ headerSent: false, res: { setHeader: (name: unknown, value: unknown) => seen.push(name, value) } }, 'x-probe', 1);
+    if (seen.length === 2 && seen[0] === 'x-probe') answer = seen[1] === '1' ? true : seen[1] === 1 ? false : undefined;
+  } catch {
+    answer = undefined;
+  }
+  stringifyBySet.set(set, answer);
+  return answer;
 }

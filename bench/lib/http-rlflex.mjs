@@ -1,0 +1,31 @@
+// The rate-limiter-flexible row of the HTTP part: its in-memory limiter
+// (`RateLimiterMemory`, one fixed window of `limit` points per WINDOW_MS per
+// key) as the minimal middleware its wiki shows for Express and Koa (key =
+// client IP, `consume`, on rejection 429), plus the headers its README shows
+// for the response: the three legacy `X-RateLimit-*` our adapters send by
+// default, and `Retry-After` on a refusal (whole seconds, rounded up: the
+// README's `msBeforeNext / 1000` has a fraction, which HTTP does not allow).
+// What a user of rate-limiter-flexible writes by hand; the framework scripts
+// (http-servers/<framework>-rate-limiter-flexible.mjs) only wire it in.
+
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { WINDOW_MS } from './http-server.mjs';
+
+/** The limiter, `limit` points per WINDOW_MS per key, and its headers for a `RateLimiterRes`. */
+export function flexibleLimiter(limit) {
+  const limiter = new RateLimiterMemory({ points: limit, duration: WINDOW_MS / 1_000 });
+  /** The README's headers, as the name → value object it builds (`refused` adds `Retry-After`). */
+  const headers = (res, refused) => {
+    const out = {
+      'X-RateLimit-Limit': limit,
+      'X-RateLimit-Remaining': res.remainingPoints,
+      'X-RateLimit-Reset': Math.ceil((Date.now() + res.msBeforeNext) / 1_000),
+    };
+    if (refused) out['Retry-After'] = Math.ceil(res.msBeforeNext / 1_000);
+    return out;
+  };
+  return { limiter, headers };
+}
+
+/** The body of a refusal, as in the wiki's middlewares. */
+export const TOO_MANY = 'Too Many Requests';
