@@ -96,6 +96,17 @@ type GetOptions = { status?: unknown };
 type Entry = LimitState | Slots;
 
 /**
+ * True when the entry is a {@link Slots} wrapper. A bare state is always an
+ * array, so this is `Array.isArray`, a map check in optimised code. Not
+ * `instanceof Slots`: V8 does not fold that for a class held in a closure,
+ * and it cost about 200 instructions per decision (a generic InstanceOf,
+ * with its Symbol.hasInstance lookup), a third of the whole decision.
+ */
+function isSlots(entry: Entry | undefined): entry is Slots {
+  return entry !== undefined && !Array.isArray(entry);
+}
+
+/**
  * An in-process store on `lru-cache`, bounded by `maxKeys`.
  *
  * - Decisions are synchronous: read, decide and write happen with no `await`
@@ -121,13 +132,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   assertNonNegative('pruneIntervalMs', pruneIntervalMs, ' of milliseconds');
 
   // The clock of the decision being made, for judging what the LRU evicts during it.
-  let nowMs = 0;
+  // An object field, not a closure variable: V8 boxes a double written to a
+  // closure variable (a heap number per decision), and updates a double field in place.
+  const clock = { nowMs: 0 };
   const guarded = new GuardedKeys<Entry>(Math.ceil(maxKeys / 10));
   const cache = new LRUCache<string, Entry>({
     max: maxKeys,
     dispose: (entry, key, reason) => {
       if (reason !== 'evict') return;
-      if (!expired(entry, nowMs)) guarded.keep(key, entry, budgetLeft(entry, nowMs));
+      if (!expired(entry, clock.nowMs)) guarded.keep(key, entry, budgetLeft(entry, clock.nowMs));
       if (memoryEvictChannel.hasSubscribers) memoryEvictChannel.publish({ key, keptAside: guarded.has(key), size: cache.size + guarded.size });
     },
   });
@@ -166,15 +179,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   function read(entry: Entry | undefined, namespace: string, limit: ResolvedLimit): LimitState | undefined {
     if (entry === undefined) return undefined;
     const primary = isPrimary(namespace, limit);
-    if (entry instanceof Slots) return primary ? entry.primary : entry.get(slotId(namespace, limit));
+    if (isSlots(entry)) return primary ? entry.primary : entry.get(slotId(namespace, limit));
     return primary ? entry : undefined;
   }
 
   /** Writes one slot; returns the entry to keep under the key (undefined: nothing left). */
   function write(entry: Entry | undefined, namespace: string, limit: ResolvedLimit, state: LimitState | undefined): Entry | undefined {
     const primary = isPrimary(namespace, limit);
-    if (primary && !(entry instanceof Slots)) return state;
-    const slots = entry instanceof Slots ? entry : new Slots(entry);
+    if (primary && !isSlots(entry)) return state;
+    const slots = isSlots(entry) ? entry : new Slots(entry);
     if (primary) slots.primary = state;
     else slots.set(slotId(namespace, limit), state);
     return slots.empty ? undefined : slots;
@@ -189,14 +202,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   function evaluate(request: EvaluateRequest): Decision {
     const { key, namespace, limits, mode } = request;
-    nowMs = request.nowMs;
+    clock.nowMs = request.nowMs;
     let entry = cache.get(key, getOptions as object);
     getOptions.status = undefined;
     if (entry === undefined && guarded.size > 0) entry = rescue(key);
     if (limits.length === 1 && mode !== 'refund') {
       // One limit: no per-limit arrays.
       const limit = limits[0]!;
-      if (mode === 'consume' && !(entry instanceof Slots) && isPrimary(namespace, limit)) {
+      if (mode === 'consume' && !isSlots(entry) && isPrimary(namespace, limit)) {
         // The hottest path, an admitted consume on a key with one state: what evaluateLimit
         // does in that case (store `next`, report the charged step), without its wrapper object.
         const step = algorithms[limit.algorithm].step(entry, limit, request.cost, request.nowMs);
@@ -242,7 +255,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const step = algorithms[limit.algorithm].step(state, limit, 0, atMs);
       return step.tokensAfter / step.capacity;
     };
-    if (!(entry instanceof Slots)) return left(entry, primaryLimit);
+    if (!isSlots(entry)) return left(entry, primaryLimit);
     let least = left(entry.primary, primaryLimit);
     for (let i = 0; i < entry.others.length; i += 2) least = Math.min(least, left(entry.others[i + 1] as LimitState, limitsBySlot.get(entry.others[i] as string)));
     return least;
@@ -251,7 +264,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   function expired(entry: Entry, nowMs: number): boolean {
     const live = (state: LimitState | undefined, limit: ResolvedLimit | undefined) =>
       state !== undefined && limit !== undefined && algorithms[limit.algorithm].ttlMs(state, limit, nowMs) > 0;
-    if (!(entry instanceof Slots)) return !live(entry, primaryLimit);
+    if (!isSlots(entry)) return !live(entry, primaryLimit);
     if (live(entry.primary, primaryLimit)) return false;
     for (let i = 0; i < entry.others.length; i += 2) {
       if (live(entry.others[i + 1] as LimitState, limitsBySlot.get(entry.others[i] as string))) return false;
