@@ -193,6 +193,37 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return slots.empty ? undefined : slots;
   }
 
+  // The slot ids of the last policy seen (undefined for the primary slot): a
+  // limiter passes the same limits array on every call, so a policy's
+  // decision looks its slot ids up once, not twice per limit in a WeakMap.
+  let idsLimits: readonly ResolvedLimit[] | undefined;
+  let idsNamespace = '';
+  let ids: Array<string | undefined> = [];
+  function slotIdsOf(namespace: string, limits: readonly ResolvedLimit[]): ReadonlyArray<string | undefined> {
+    if (limits === idsLimits && namespace === idsNamespace && ids.length === limits.length) return ids;
+    const found = limits.map((limit) => (isPrimary(namespace, limit) ? undefined : slotId(namespace, limit)));
+    idsLimits = limits;
+    idsNamespace = namespace;
+    ids = found;
+    return found;
+  }
+
+  /** {@link read} by slot id (undefined: the primary slot). */
+  function readSlot(entry: Entry | undefined, id: string | undefined): LimitState | undefined {
+    if (entry === undefined) return undefined;
+    if (isSlots(entry)) return id === undefined ? entry.primary : entry.get(id);
+    return id === undefined ? entry : undefined;
+  }
+
+  /** {@link write} by slot id (undefined: the primary slot). */
+  function writeSlot(entry: Entry | undefined, id: string | undefined, state: LimitState | undefined): Entry | undefined {
+    if (id === undefined && !isSlots(entry)) return state;
+    const slots = isSlots(entry) ? entry : new Slots(entry);
+    if (id === undefined) slots.primary = state;
+    else slots.set(id, state);
+    return slots.empty ? undefined : slots;
+  }
+
   /** Moves a key kept aside back into the LRU. */
   function rescue(key: string): Entry | undefined {
     const entry = guarded.take(key);
@@ -222,14 +253,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       if (state !== UNCHANGED) commit(key, entry, write(entry, namespace, limit, state));
       return decision;
     }
-    const states = limits.map((l) => read(entry, namespace, l));
+    const ids = slotIdsOf(namespace, limits);
+    const n = limits.length;
+    const states = new Array<LimitState | undefined>(n);
+    for (let i = 0; i < n; i++) states[i] = readSlot(entry, ids[i]);
     const { decision, writes } = evaluatePolicy(states, limits, request.cost, mode, request.nowMs);
     let next = entry;
     let changed = false;
-    for (let i = 0; i < limits.length; i++) {
+    for (let i = 0; i < n; i++) {
       const state = writes[i];
       if (state === UNCHANGED) continue;
-      next = write(next, namespace, limits[i]!, state);
+      next = writeSlot(next, ids[i], state);
       changed = true;
     }
     if (changed) commit(key, entry, next);
