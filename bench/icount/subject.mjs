@@ -7,7 +7,8 @@
 // state updated in place), fastify (@fastify/rate-limit LocalStore.incr), erl
 // (express-rate-limit MemoryStore.increment, not awaited: its Promise is made
 // but the await's cost is not counted), or a ratekit algorithm name, or
-// `policy` (gcra/s + fixed-window/h): createLimiter().consume(key).allowed on
+// `policy` (gcra/s + fixed-window/h), or `two-limiters` (a gcra and a fixed-window
+// limiter, each on its own store, called in turn): createLimiter().consume(key).allowed on
 // memoryStore, limits 1e12 as in the decisions part (sliding log: 10 ms window).
 // CORE=<path to an index.js> measures another build of @ratekit/core.
 // SUBSCRIBED=1 attaches a no-op ratekit:decision subscriber.
@@ -68,6 +69,15 @@ if (which === 'map') {
 } else {
   const entry = process.env.CORE ?? new URL('../../packages/core/dist/index.js', import.meta.url).pathname;
   const core = await import(pathToFileURL(entry).href);
+  if (which === 'two-limiters') {
+    // Two limiters with different algorithms, each on its own memory store, called in turn:
+    // the store's code (shared by every store) sees both algorithms, as in an app with a
+    // fixed window on one route and GCRA on another.
+    const a = core.createLimiter({ limits: { algorithm: 'gcra', limit: NEVER, windowMs: HOUR_MS }, store: core.memoryStore({ maxKeys: Math.max(K, 100_000), pruneIntervalMs: 0 }) });
+    const b = core.createLimiter({ limits: { algorithm: 'fixed-window', limit: NEVER, windowMs: HOUR_MS }, store: core.memoryStore({ maxKeys: Math.max(K, 100_000), pruneIntervalMs: 0 }) });
+    let turn = false;
+    decide = (key) => ((turn = !turn) ? a : b).consume(key).allowed;
+  }
   const limits =
     which === 'policy'
       ? [
@@ -76,9 +86,9 @@ if (which === 'map') {
         ]
       : { algorithm: which, limit: NEVER, windowMs: which === 'sliding-log' ? 10 : HOUR_MS };
   const store = core.memoryStore({ maxKeys: Math.max(K, 100_000), pruneIntervalMs: 0 });
-  const limiter = core.createLimiter({ limits, store });
+  const limiter = which === 'two-limiters' ? undefined : core.createLimiter({ limits, store });
   if (process.env.SUBSCRIBED) subscribe('ratekit:decision', () => {});
-  decide = (key) => limiter.consume(key).allowed;
+  if (limiter !== undefined) decide = (key) => limiter.consume(key).allowed;
 }
 
 let admitted = 0;

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { algorithms } from '../algorithms/index.js';
-import type { LimitState } from '../algorithms/types.js';
+import type { Algorithm, LimitState } from '../algorithms/types.js';
 import { type Decision, decideOne } from '../decision.js';
 import type { ResolvedLimit } from '../limit.js';
 import { evaluateLimit, evaluatePolicy, UNCHANGED } from '../policy.js';
@@ -224,6 +224,21 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return slots.empty ? undefined : slots;
   }
 
+  // The algorithm of the last limit seen. Every store runs this same code, so
+  // with two algorithms in one process (a GCRA limiter and a fixed-window one)
+  // `algorithms[limit.algorithm]` is a megamorphic keyed load: ~200
+  // instructions per decision (callgrind). A limiter passes the same limit
+  // object every time, so one cached pair per store answers almost always.
+  let lastLimit: ResolvedLimit | undefined;
+  let lastAlgorithm: Algorithm | undefined;
+  function algorithmOf(limit: ResolvedLimit): Algorithm {
+    if (limit !== lastLimit) {
+      lastAlgorithm = algorithms[limit.algorithm];
+      lastLimit = limit;
+    }
+    return lastAlgorithm!;
+  }
+
   /** Moves a key kept aside back into the LRU. */
   function rescue(key: string): Entry | undefined {
     const entry = guarded.take(key);
@@ -243,7 +258,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       if (mode === 'consume' && !isSlots(entry) && isPrimary(namespace, limit)) {
         // The hottest path, an admitted consume on a key with one state: what evaluateLimit
         // does in that case (store `next`, report the charged step), without its wrapper object.
-        const step = algorithms[limit.algorithm].step(entry, limit, request.cost, request.nowMs);
+        const step = algorithmOf(limit).step(entry, limit, request.cost, request.nowMs);
         if (step.allowed) {
           commit(key, entry, step.next);
           return decideOne(limit, step, undefined, true, request.cost, request.nowMs);
