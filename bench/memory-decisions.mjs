@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { asyncMapBaseline, mapBaseline } from './lib/baseline.mjs';
 import { loadCore } from './lib/core.mjs';
 import { formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
+import { subscribe } from 'node:diagnostics_channel';
 import { buildLimiter, LIMITER_CALL, limiterDefinitions, SLIDING_LOG_WINDOW_MS } from './lib/limiters.mjs';
+import { PEERS } from './lib/peers.mjs';
 import { seededRandom } from './lib/stats.mjs';
 import { formatCount, runThroughputScenario } from './lib/throughput.mjs';
 
@@ -19,7 +21,10 @@ export const TARGET = { min: 0.7, aim: 0.9 };
 const NEVER = 1e12;
 const BASELINE = 'baseline';
 
-/** Every contender: the two baselines, then ratekit's limiters. */
+/** The limiter the diagnostics_channel row repeats with a subscriber attached. */
+const SUBSCRIBED = 'fixed-window';
+
+/** Every contender: the two baselines, ratekit's limiters, the same with a `ratekit:decision` subscriber, then the incumbents. */
 const CONTENDERS = [
   { id: BASELINE, label: '**baseline**', what: 'Map<string,number> get/set + Date.now()', mode: 'sync', reference: true },
   { id: 'baseline-async', label: '**baseline**', what: 'same, as async function (awaited)', mode: 'async', reference: true },
@@ -30,6 +35,17 @@ const CONTENDERS = [
     mode: 'sync',
     definition: d,
   })),
+  ...limiterDefinitions({ slidingLogWindowMs: SLIDING_LOG_WINDOW_MS })
+    .filter((d) => d.id === SUBSCRIBED)
+    .map((d) => ({
+      id: `${d.id}+subscriber`,
+      label: `ratekit ${d.label}, ratekit:decision subscribed`,
+      what: `${LIMITER_CALL}; a no-op diagnostics_channel subscriber`,
+      mode: 'sync',
+      definition: d,
+      subscribed: true,
+    })),
+  ...PEERS.map((p) => ({ id: p.id, label: p.label, what: p.what, mode: p.mode, peer: p })),
 ];
 
 /**
@@ -44,7 +60,14 @@ export async function prepare(id, { keys, maxKeys }) {
     const check = () => (map.size === keys.length ? undefined : `the map holds ${map.size} keys, expected ${keys.length}`);
     return { mode: contender.mode, decide, check };
   }
+  if (contender.peer !== undefined) {
+    const { decide, size } = contender.peer.build(maxKeys);
+    const check = () => (size() === keys.length ? undefined : `the store holds ${size()} keys, expected ${keys.length}`);
+    return { mode: contender.mode, decide, check };
+  }
   const core = await loadCore();
+  // A subscriber is checked per decision (hasSubscribers), so attach it before the first one.
+  if (contender.subscribed) subscribe('ratekit:decision', () => {});
   const { limiter, store, limitCount } = buildLimiter(core, contender.definition, maxKeys);
   const problems = [];
   const probe = limiter.consume(keys[0]);
@@ -83,7 +106,9 @@ export async function run(options, log) {
     });
     for (const c of chosen) {
       const r = measured[c.id];
-      r.target = c.reference ? undefined : { ...TARGET, pass: r.ratio.median >= TARGET.min, aimMet: r.ratio.median >= TARGET.aim };
+      const ours = !c.reference && c.peer === undefined;
+      r.target = ours ? { ...TARGET, pass: r.ratio.median >= TARGET.min, aimMet: r.ratio.median >= TARGET.aim } : undefined;
+      r.versusPeers = ours ? versusPeers(c, r, measured) : undefined;
     }
     results.scenarios[scenario.id] = { title: scenario.title, keyCount: scenario.keyCount, results: measured };
   }
@@ -98,15 +123,34 @@ export async function run(options, log) {
     slidingLogWindowMs: SLIDING_LOG_WINDOW_MS,
     target: TARGET,
   };
-  results.contenders = chosen.map(({ id, label, what, mode, reference, definition }) => ({
+  results.contenders = chosen.map(({ id, label, what, mode, reference, definition, peer }) => ({
     id,
     label: label.replaceAll('**', ''),
     what,
     mode,
     reference: reference === true,
+    peer: peer !== undefined,
     limits: definition?.limits,
   }));
   return results;
+}
+
+/**
+ * Issue 9's targets, on the median ratios of the same run: every single limit
+ * at least express-rate-limit's MemoryStore and at least 0.85× @fastify/rate-limit's
+ * LocalStore; a policy at least express-rate-limit's. Absent when those peers did not run.
+ */
+export const PEER_TARGET = { express: 1, fastify: 0.85 };
+
+function versusPeers(contender, result, measured) {
+  const express = measured['peer-express']?.ratio.median;
+  const fastify = measured['peer-fastify']?.ratio.median;
+  const policy = Array.isArray(contender.definition?.limits);
+  const out = {};
+  if (express !== undefined) out.express = { ratio: result.ratio.median / express, min: PEER_TARGET.express, pass: result.ratio.median >= express * PEER_TARGET.express };
+  if (fastify !== undefined && !policy) out.fastify = { ratio: result.ratio.median / fastify, min: PEER_TARGET.fastify, pass: result.ratio.median >= fastify * PEER_TARGET.fastify };
+  const judged = Object.values(out);
+  return judged.length === 0 ? undefined : { ...out, pass: judged.every((t) => t.pass) };
 }
 
 /** The table of this part, as Markdown. */
@@ -116,6 +160,12 @@ export function render(results) {
   const many = scenarios.many;
   const targetCell = (r) => (r.target === undefined ? '' : r.target.pass ? (r.target.aimMet ? '✓ (aim ✓)' : '✓ (aim ✗)') : '✗');
   const ratioCell = (r) => (r.ratio.median === 1 && r.ratios.length === 0 ? '1 (ref)' : formatRatio(r.ratio));
+  const peerCell = (r) => {
+    const v = r.versusPeers;
+    if (v === undefined) return '';
+    const part = (t) => (t === undefined ? '–' : `${t.ratio.toFixed(2)}×`);
+    return `${part(v.express)} / ${part(v.fastify)} ${v.pass ? '✓' : '✗'}`;
+  };
   const cpuCell = (r) => (r.cpuRatio === undefined ? 'n/a' : r.ratios.length === 0 ? '1 (ref)' : formatRatio(r.cpuRatio));
   const rows = results.contenders.map((c) => {
     const h = hot.results[c.id];
@@ -130,15 +180,18 @@ export function render(results) {
       ratioCell(h),
       formatPercent(h.spread),
       targetCell(h),
+      peerCell(h),
       cpuCell(h),
       formatRate(m.rate),
       ratioCell(m),
       formatPercent(m.spread),
       targetCell(m),
+      peerCell(m),
       cpuCell(m),
     ];
   });
   const target = `≥${config.target.min}× (aim ${config.target.aim}×)`;
+  const peerTitle = `÷ express-rate-limit / ÷ @fastify (≥${PEER_TARGET.express}× / ≥${PEER_TARGET.fastify}×)`;
   const table = renderTable(
     [
       { title: 'contender' },
@@ -149,11 +202,13 @@ export function render(results) {
       { title: 'ratio', align: 'right' },
       { title: 'spread', align: 'right' },
       { title: target },
+      { title: peerTitle },
       { title: 'CPU-time ratio', align: 'right' },
       { title: `${many.title}: ops/s`, align: 'right' },
       { title: 'ratio', align: 'right' },
       { title: 'spread', align: 'right' },
       { title: target },
+      { title: peerTitle },
       { title: 'CPU-time ratio', align: 'right' },
     ],
     rows,
@@ -169,8 +224,9 @@ export function render(results) {
       `Target (issue): ratio ≥ ${config.target.min}× on both key counts, aim ${config.target.aim}×; ✓/✗ is judged on the median ratio. ` +
       'CPU-time ratio = the same ratio computed on decisions per second of the process\'s own CPU time (user + system): a cross-check that other processes on the machine did not skew a ratio.',
     '',
-    'For scale, the same method in peer-bench.md (another run, ratios only), 1 key / 100k keys: @fastify/rate-limit 0.94× / 0.84×, ' +
-      'express-rate-limit 0.46× / 0.49×, koa-ratelimit 0.16× / 0.28×, rate-limiter-flexible 0.15× / 0.20×.',
+    'The incumbents run in the same schedule (their own processes, the same baseline slices): each one\'s store as its middleware calls it (see bench/README.md). ' +
+      `Issue 9 (÷ columns): our median ratio ÷ express-rate-limit's MemoryStore (every row ≥ ${PEER_TARGET.express}×) and ÷ @fastify/rate-limit's LocalStore (single limits ≥ ${PEER_TARGET.fastify}×), same run, same key count. ` +
+      `The "${SUBSCRIBED}, ratekit:decision subscribed" row is the ${SUBSCRIBED} row with one no-op node:diagnostics_channel subscriber: what observing every decision costs; every other ratekit row runs with none.`,
   ].join('\n');
   return `${intro}\n\n${table}`;
 }

@@ -77,9 +77,10 @@ export function chooseContenders(selectors) {
   for (const client of CLIENTS) {
     const variants = VARIANTS.filter(
       (v) =>
-        v.reference ||
+        (v.clients === undefined || v.clients.includes(client.id)) &&
+        (v.reference ||
         pairs.includes(`${client.id}/${v.id}`) ||
-        (clients.includes(client) && (wantedVariants.length === 0 ? v.default : wantedVariants.includes(v.id))),
+        (clients.includes(client) && (wantedVariants.length === 0 ? v.default : wantedVariants.includes(v.id)))),
     );
     if (variants.length > 1) chosen.push({ client, variants });
   }
@@ -412,7 +413,7 @@ export function render(results) {
       `(\`return redis.call('INCR', KEYS[1])\`, the least one atomic round trip can do: ratio 1), clients and contenders in a shuffled order (seed ${config.seed}). ` +
       'ops/s = median over slices; ratio = median over rounds of (contender ÷ mean of the two adjacent baseline slices), [min–max] over rounds. ' +
       `Limits: ${config.limit.toExponential()} per hour (policy: 1e6/s GCRA + 1e9/h fixed window), never reached; every decision writes. ` +
-      `Targets (issue 4), judged on the median ratio: ≥ ${config.target.min}× the trivial script on the same client, and above every peer measured in this run on the same client and key count (_rate-limiter-flexible_; ` +
+      `Targets (issue 4), judged on the median ratio: ≥ ${config.target.min}× the trivial script on the same client, and above every peer measured in this run on the same client and key count (_rate-limiter-flexible_, _rate-limit-redis_; on ioredis also _@fastify/rate-limit RedisStore_ and _koa-ratelimit (redis driver)_, which need ioredis' defineCommand; ` +
       `peer-bench.md §4 reports ${config.target.peerBenchBest}× for it with another harness, whose baseline ran at 71 k/s), ` +
       'exactly one round trip per decision. Round trips: the commands the server received from the client during ' +
       `${hot.results[results.clients[0].contenders[0].id].roundTrips.decisions} decisions under MONITOR (commands run from inside scripts are not round trips); ` +
@@ -434,7 +435,7 @@ export function render(results) {
     '',
     clients,
     '',
-    `Versions: redis ${v.redis} (@redis/client ${v['@redis/client']}), ioredis ${v.ioredis}, rate-limiter-flexible ${v['rate-limiter-flexible']}. ` +
+    `Versions: redis ${v.redis} (@redis/client ${v['@redis/client']}), ioredis ${v.ioredis}, rate-limiter-flexible ${v['rate-limiter-flexible']}, rate-limit-redis ${v['rate-limit-redis']}, @fastify/rate-limit ${v['@fastify/rate-limit']}, koa-ratelimit ${v['koa-ratelimit']} (async-ratelimiter ${v['async-ratelimiter']}). ` +
       `Load average after the 1 key scenario: ${hot.loadAverage.join(' ')}; after ${many.title}: ${many.loadAverage.join(' ')}. Redis used_memory at the end: ${results.usedMemory}.`,
   ].join('\n');
   return intro;

@@ -8,10 +8,12 @@
 import { createLimiter } from '@ratekit/core';
 import { redisStore } from '@ratekit/redis';
 import Redis from 'ioredis';
+import { createRequire } from 'node:module';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { createClient } from 'redis';
 
 const HOUR_MS = 3_600_000;
+const require = createRequire(import.meta.url);
 
 /**
  * The limits. None is reached in a run, and every decision changes the stored
@@ -72,6 +74,29 @@ export const VARIANTS = [
     idleKeysExpire: true,
   },
   { id: 'rlf', label: 'rate-limiter-flexible', what: 'RateLimiterRedis.consume(key) (fixed window)', peer: true, default: true },
+  {
+    id: 'rlr',
+    label: 'rate-limit-redis',
+    what: "express-rate-limit's RedisStore.increment(key) (fixed window), sendCommand on the same client",
+    peer: true,
+    default: true,
+  },
+  {
+    id: 'fastify-redis',
+    label: '@fastify/rate-limit RedisStore',
+    what: 'RedisStore.incr(key, cb) (fixed window; ioredis defineCommand, so ioredis only)',
+    peer: true,
+    default: true,
+    clients: ['ioredis', 'ioredis-ap'],
+  },
+  {
+    id: 'koa-redis',
+    label: 'koa-ratelimit (redis driver)',
+    what: 'new Limiter({ id: key, db: client }).get() (async-ratelimiter: a sliding log in a sorted set; ioredis only)',
+    peer: true,
+    default: true,
+    clients: ['ioredis', 'ioredis-ap'],
+  },
 ];
 
 /** Connects a client of library `clientId` to `url`. @returns {{ client, close: () => Promise<void> }} */
@@ -103,6 +128,27 @@ export async function buildVariant(variantId, clientId, client, prefix) {
     return nodeRedis
       ? { decide: (key) => client.evalSha(sha, { keys: [prefix + key], arguments: [] }).then(admitted) }
       : { decide: (key) => client.evalsha(sha, 1, prefix + key).then(admitted) };
+  }
+  if (variant.id === 'rlr') {
+    const { RedisStore } = await import('rate-limit-redis');
+    const sendCommand = nodeRedis ? (...args) => client.sendCommand(args) : (command, ...args) => client.call(command, ...args);
+    const store = new RedisStore({ sendCommand, prefix });
+    await store.init({ windowMs: HOUR_MS }); // loads its scripts once, before the first decision
+    return { decide: (key) => store.increment(key).then((r) => r.totalHits <= LIMIT) };
+  }
+  if (variant.id === 'fastify-redis') {
+    const RedisStore = require('@fastify/rate-limit/store/RedisStore.js');
+    const store = new RedisStore(false, false, client, prefix);
+    return {
+      decide: (key) =>
+        new Promise((resolve, reject) => store.incr(key, (error, r) => (error ? reject(error) : resolve(r.current <= LIMIT)), HOUR_MS, LIMIT)),
+    };
+  }
+  if (variant.id === 'koa-redis') {
+    const Limiter = require('koa-ratelimit/limiter/redis.js');
+    const namespace = prefix.slice(0, -1); // its key is `${namespace}:${id}`
+    // Built per request, as koa-ratelimit's middleware does.
+    return { decide: (key) => new Limiter({ id: key, db: client, max: LIMIT, duration: HOUR_MS, namespace }).get().then((r) => r.remaining > 0) };
   }
   if (variant.peer) {
     const limiter = new RateLimiterRedis({

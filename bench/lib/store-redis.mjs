@@ -242,12 +242,25 @@ export function storeVersions() {
     try {
       return JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version;
     } catch {
-      return 'not installed';
+      // A package whose `exports` hide package.json (rate-limit-redis): read it next to its entry.
+      try {
+        const entry = require.resolve(name);
+        const root = entry.slice(0, entry.lastIndexOf(`/node_modules/${name}/`) + `/node_modules/${name}/`.length);
+        return JSON.parse(readFileSync(`${root}package.json`, 'utf8')).version;
+      } catch {
+        return 'not installed';
+      }
     }
   };
   const here = createRequire(import.meta.url);
   const versions = {};
-  for (const name of ['redis', 'ioredis', 'rate-limiter-flexible']) versions[name] = read(here, name);
+  for (const name of ['redis', 'ioredis', 'rate-limiter-flexible', 'rate-limit-redis', '@fastify/rate-limit', 'koa-ratelimit']) versions[name] = read(here, name);
+  try {
+    // koa-ratelimit's redis driver is async-ratelimiter, a dependency of koa-ratelimit, not of bench/.
+    versions['async-ratelimiter'] = read(createRequire(here.resolve('koa-ratelimit/package.json')), 'async-ratelimiter');
+  } catch {
+    versions['async-ratelimiter'] = 'not installed';
+  }
   try {
     versions['@redis/client'] = read(createRequire(here.resolve('redis/package.json')), '@redis/client');
   } catch {
