@@ -84,7 +84,8 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
     const { totalHits } = result;
     const resetTime = result.resetTime && watch !== undefined ? new Date(result.resetTime.getTime()) : result.resetTime;
     validations.positiveHits(totalHits);
-    validations.singleCount(req, storeIdentity, `${storePrefix}${String(key)}`, key);
+    // The prefixed key is built only while the check is on (it runs once per limiter).
+    if (validations.enabled['singleCount'] ?? validations.enabled['default']) validations.singleCount(req, storeIdentity, `${storePrefix}${String(key)}`, key);
     after(
       outcome.limitOf(req, res),
       (limit) => {
