@@ -34,7 +34,6 @@ export interface Outcome {
 
 /** What the synchronous path returns once its work is done. */
 const SETTLED: Promise<void> = Promise.resolve();
-const noop = (): void => {};
 
 /**
  * The express-rate-limit mode middleware: express-rate-limit v8's steps, in
@@ -237,9 +236,12 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
           if (config.standard.retryAfter && !res.headersSent) {
             res.setHeader('Retry-After', String((config.retryAfter as number | undefined) ?? counterRetryAfter(state, config.windowMs, config.now())));
           }
-          const handled = config.handler(req, res, next, config.public);
-          if (isThenable(handled)) return Promise.resolve(handled).then(noop, (error: unknown) => next(error));
-          return SETTLED;
+          // The handler gets a `next` that settles the promise, as on the general path.
+          const { done, settle, proceed } = settlingNext(next);
+          const handled = config.handler(req, res, proceed, config.public);
+          if (isThenable(handled)) Promise.resolve(handled).then(settle, (error: unknown) => proceed(error));
+          else settle();
+          return done;
         } catch (error) {
           next(error);
           return SETTLED;

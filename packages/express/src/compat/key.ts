@@ -30,6 +30,8 @@ export function defaultKeyGenerator(ipv6Subnet: number | false | ValueDeterminin
     validations.xForwardedForHeader(req);
     validations.forwardedHeader(req);
     if (typeof ip !== 'string' || ip.length === 0) return undefined;
+    // No colon: not IPv6, and ipKeyGenerator returns it as is (skips isIPv6 and the call).
+    if (!ip.includes(':')) return ip;
     // As express-rate-limit: `ipv6Subnet` (a value or a function) applies to IPv6 clients only.
     if (!isIPv6(ip)) return ipKeyGenerator(ip, 56);
     if (typeof ipv6Subnet !== 'function') return ipKeyGenerator(ip, ipv6Subnet);
