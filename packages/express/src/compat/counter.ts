@@ -28,7 +28,12 @@ export interface Outcome {
   settle(counted: Counted, fail: (error: unknown) => void): void;
   /** True for rateLimit: a count over `limit` is a refusal, with `Retry-After` and the `limit` check (`WRN_ERL_MAX_ZERO`). */
   readonly refuses: boolean;
+  /** True for {@link refuseOverLimit}'s outcome, whose steps the synchronous path of {@link counterMiddleware} repeats inline. */
+  readonly refusesOverLimit?: boolean;
 }
+
+/** What the synchronous path returns once its work is done. */
+const SETTLED: Promise<void> = Promise.resolve();
 
 /**
  * The express-rate-limit mode middleware: express-rate-limit v8's steps, in
@@ -84,7 +89,8 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
     const { totalHits } = result;
     const resetTime = result.resetTime && watch !== undefined ? new Date(result.resetTime.getTime()) : result.resetTime;
     validations.positiveHits(totalHits);
-    validations.singleCount(req, storeIdentity, `${storePrefix}${String(key)}`, key);
+    // The prefixed key is built only while the check is on (it runs once per limiter).
+    if (validations.enabled['singleCount'] ?? validations.enabled['default']) validations.singleCount(req, storeIdentity, `${storePrefix}${String(key)}`, key);
     after(
       outcome.limitOf(req, res),
       (limit) => {
@@ -152,7 +158,11 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
     };
   }
 
-  const middleware = (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  /**
+   * The general path. `keyed`, from the synchronous path: the key generator has already been called
+   * (no skip options are on) and answered with this promise.
+   */
+  const general = (req: Request, res: Response, next: NextFunction, keyed?: PromiseLike<unknown>): Promise<void> => {
     // The promise express-rate-limit's middleware returns: it settles once the request has been passed
     // on (`next()`, `next(err)`) or answered by the handler, and, when the response has already ended by
     // then, once the skip options have taken the hit back. It never rejects.
@@ -161,7 +171,7 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
     let watch: ResponseWatch | undefined;
     try {
       watch = watchResponse(res, config);
-      const identify = () => after(keyGenerator(req, res), (key) => count(req, res, proceed, watch, key, fail, settle), fail);
+      const identify = () => after(keyed !== undefined ? keyed : keyGenerator(req, res), (key) => count(req, res, proceed, watch, key, fail, settle), fail);
       if (config.skip === undefined) identify();
       else after(config.skip(req, res), (skipped) => (skipped ? proceed() : identify()), fail);
     } catch (error) {
@@ -169,6 +179,74 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
     }
     return watch === undefined ? done : done.then(() => watch!.settled());
   };
+
+  // The synchronous path: the same steps as the general one, inline and without its per-request closures
+  // and promise, for rateLimit on the default MemoryStore with a numeric `limit`, no `skip` / skip options,
+  // no draft-8 `identifier` function and no `retryAfter` function. A key generator that answers with a
+  // promise hands the request to the general path.
+  const limit = config.limit;
+  const synchronous =
+    outcome.refusesOverLimit === true &&
+    counter !== undefined &&
+    typeof limit === 'number' &&
+    config.skip === undefined &&
+    !config.skipFailedRequests &&
+    !config.skipSuccessfulRequests &&
+    typeof config.retryAfter !== 'function' &&
+    !(config.standard.draft === 'draft-8' && typeof config.identifier === 'function');
+  const { enabled } = validations;
+
+  // Three parameters: Express takes a four-parameter function for an error handler.
+  const middleware = !synchronous
+    ? (req: Request, res: Response, next: NextFunction): Promise<void> => general(req, res, next)
+    : (req: Request, res: Response, next: NextFunction): Promise<void> => {
+        try {
+          const key = keyGenerator(req, res);
+          if (isThenable(key)) return general(req, res, next, key);
+          let result: ClientRateLimitInfo;
+          try {
+            result = counter.increment(String(key));
+          } catch (error) {
+            if (!config.passOnStoreError) {
+              next(error);
+              return SETTLED;
+            }
+            logger.error(error, 'express-rate-limit: error from store, allowing request without rate-limiting.');
+            next();
+            return SETTLED;
+          }
+          const { totalHits, resetTime } = result;
+          validations.positiveHits(totalHits);
+          if (enabled['singleCount'] ?? enabled['default']) validations.singleCount(req, storeIdentity, `${storePrefix}${String(key)}`, key);
+          validations.limit(limit);
+          const remaining = Math.max(limit - totalHits, 0);
+          const info: RateLimitInfo = { limit, used: totalHits, remaining, resetTime, key: key as string };
+          Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: totalHits });
+          (req as unknown as Record<string, RateLimitInfo>)[requestPropertyName] = info;
+          const nowMs = config.now();
+          const state: CountedState = { limit, remaining, resetTime, key: String(key) };
+          if (config.legacyHeaders && !res.headersSent) writeLegacyCounterHeaders(res, state, nowMs);
+          // Synchronous here: no draft-8 `identifier` function.
+          void standardHeaders(req, res, state, nowMs);
+          // express-rate-limit refuses when `totalHits > limit`: a limit that compares false (NaN) refuses nothing.
+          if (!(totalHits > limit)) {
+            next();
+            return SETTLED;
+          }
+          if (config.standard.retryAfter && !res.headersSent) {
+            res.setHeader('Retry-After', String((config.retryAfter as number | undefined) ?? counterRetryAfter(state, config.windowMs, config.now())));
+          }
+          // The handler gets a `next` that settles the promise, as on the general path.
+          const { done, settle, proceed } = settlingNext(next);
+          const handled = config.handler(req, res, proceed, config.public);
+          if (isThenable(handled)) Promise.resolve(handled).then(settle, (error: unknown) => proceed(error));
+          else settle();
+          return done;
+        } catch (error) {
+          next(error);
+          return SETTLED;
+        }
+      };
   // Anonymous, as express-rate-limit's.
   Object.defineProperty(middleware, 'name', { value: '' });
   return middleware;
@@ -194,6 +272,7 @@ function attemptOr(fn: () => void, fail: (error: unknown) => void): void {
 export function refuseOverLimit(config: CounterConfig): Outcome {
   return {
     refuses: true,
+    refusesOverLimit: true,
     limitOf: (req, res) => (typeof config.limit === 'function' ? config.limit(req, res) : config.limit),
     settle({ req, res, next, totalHits, info, done }, fail) {
       // express-rate-limit refuses when `totalHits > limit`: a limit that compares false (NaN) refuses nothing.

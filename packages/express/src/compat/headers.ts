@@ -17,12 +17,27 @@ export interface CountedState {
  * `Date` and `X-RateLimit-Reset` (the reset's Unix epoch second, rounded up).
  */
 export function writeLegacyCounterHeaders(res: Response, state: CountedState, nowMs: number): void {
-  res.setHeader('X-RateLimit-Limit', String(state.limit));
+  res.setHeader('X-RateLimit-Limit', limitText(state.limit));
   res.setHeader('X-RateLimit-Remaining', String(state.remaining));
   if (state.resetTime instanceof Date) {
     res.setHeader('Date', httpDate(nowMs));
     res.setHeader('X-RateLimit-Reset', String(Math.ceil(state.resetTime.getTime() / 1_000)));
   }
+}
+
+/** The last `X-RateLimit-Limit` value written, and the limit it is for. */
+let lastLimit: unknown = Number.NaN;
+let lastLimitText = 'NaN';
+
+/** `String(limit)`, remembered for the last limit: a limiter's limit seldom changes between responses. */
+function limitText(limit: number): string {
+  // Numbers only: a limit function may answer with anything, and an object's `toString` may change.
+  if (typeof limit !== 'number') return String(limit);
+  if (!Object.is(limit, lastLimit)) {
+    lastLimitText = String(limit);
+    lastLimit = limit;
+  }
+  return lastLimitText;
 }
 
 /** The last `Date` value written, and the second it is for. */

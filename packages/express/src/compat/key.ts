@@ -23,12 +23,15 @@ import type { Validations } from './validations.js';
  */
 export function defaultKeyGenerator(ipv6Subnet: number | false | ValueDeterminingMiddleware<number>, validations: Validations): KeyFunction {
   return function clientIp(req, res) {
-    validations.ip(req.ip);
+    // Read once: Express 5's `req.ip` getter runs proxy-addr on every access.
+    const ip = req.ip;
+    validations.ip(ip);
     validations.trustProxy(req);
     validations.xForwardedForHeader(req);
     validations.forwardedHeader(req);
-    const ip = req.ip;
     if (typeof ip !== 'string' || ip.length === 0) return undefined;
+    // No colon: not IPv6, and ipKeyGenerator returns it as is (skips isIPv6 and the call).
+    if (!ip.includes(':')) return ip;
     // As express-rate-limit: `ipv6Subnet` (a value or a function) applies to IPv6 clients only.
     if (!isIPv6(ip)) return ipKeyGenerator(ip, 56);
     if (typeof ipv6Subnet !== 'function') return ipKeyGenerator(ip, ipv6Subnet);

@@ -325,13 +325,15 @@ export function createValidations(validate: boolean | EnabledValidations, logger
   const supported: string[] = [...VALIDATION_NAMES, ...extraNames, 'default'];
   const wrapped: Record<string, unknown> = { enabled };
   for (const name of VALIDATION_NAMES) {
-    const check = checks[name] as (...args: unknown[]) => void;
-    wrapped[name] = (...args: unknown[]) => {
+    const check = checks[name] as (a?: unknown, b?: unknown, c?: unknown, d?: unknown) => void;
+    // Fixed arity (no check takes more than four arguments): a rest parameter would allocate an array
+    // on every call, and the per-request checks are called on every request long after they ran.
+    wrapped[name] = (a?: unknown, b?: unknown, c?: unknown, d?: unknown) => {
       if (!(enabled[name] ?? enabled['default'])) return;
       enabled[name] = false;
       try {
         if (name === 'validationsConfig') check(enabled, supported);
-        else check(...args);
+        else check(a, b, c, d);
       } catch (error) {
         if (error instanceof ChangeWarning) logger.warn(error);
         else logger.error(error);
