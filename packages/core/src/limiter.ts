@@ -5,6 +5,7 @@ import { capacityOf, type LimitOptions, type ResolvedLimit, resolveLimit } from 
 import { evaluatePolicy, type EvaluateMode } from './policy.js';
 import { memoryStore } from './stores/memory.js';
 import type { MaybePromise, RateLimitStore } from './stores/types.js';
+import { resolveStoreTimeoutMs } from './store-timeout.js';
 import { assertFunction, assertKnownKeys, assertNonNegative, assertObject, assertPositive } from './validate.js';
 
 /** The options {@link createLimiter} takes. */
@@ -142,12 +143,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
   if (!(['throw', 'allow', 'deny'] as unknown[]).includes(onStoreError) && typeof (onStoreError as Limiter).consume !== 'function') {
     throw new RateKitOptionError('onStoreError', "'throw', 'allow', 'deny' or a fallback limiter", onStoreError);
   }
-  const storeTimeoutMs = options.storeTimeoutMs ?? 1_000;
-  if (storeTimeoutMs !== Number.POSITIVE_INFINITY) {
-    assertPositive('storeTimeoutMs', storeTimeoutMs, ' of milliseconds');
-    // setTimeout turns a longer delay into 1 ms, which would fail every store call.
-    if (storeTimeoutMs > MAX_TIMER_MS) throw new RateKitOptionError('storeTimeoutMs', `at most ${MAX_TIMER_MS} ms (what Node's timers hold), or Infinity for no timeout`, storeTimeoutMs);
-  }
+  const storeTimeoutMs = resolveStoreTimeoutMs(options.storeTimeoutMs);
   const onError = options.onError ?? ((error: RateKitError) => console.error(error));
   assertFunction('onError', onError);
   const defaultCost = options.cost ?? 1;
@@ -335,9 +331,6 @@ function resolveList(option: LimitOptions | readonly LimitOptions[], path: strin
 function waitTimeout(neededMs: number, maxWaitMs: number): RateKitError {
   return new RateKitError('ERR_RATEKIT_WAIT_TIMEOUT', `The budget allows this call in ${Math.ceil(neededMs)} ms, longer than maxWaitMs (${maxWaitMs} ms); nothing was charged`);
 }
-
-/** The longest delay Node's timers hold (2³¹ − 1 ms, about 24.8 days); longer ones fire after 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Rejects when the store has not answered within `timeoutMs` (Infinity: never). */
 function withTimeout<T>(promise: Promise<T>, timeoutMs: number, storeName: string): Promise<T> {

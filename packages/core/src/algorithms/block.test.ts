@@ -64,6 +64,16 @@ describe('blockDurationMs', () => {
     expect(limiter.consume(T0 + 1, 1)).toMatchObject({ allowed: false, retryAfterMs: 4_999 });
   });
 
+  it('a block started on a key with no state stores the algorithm state brought to that time: a fixed window opens at the refusal', () => {
+    // Without a block, a refusal stores nothing, and the window opens at the first admitted request.
+    // With one, something must be stored to carry the block: the window opened at the refusal, empty.
+    const limiter = clockedLimiter({ algorithm: 'fixed-window', limit: 1, windowMs: 2_000, blockDurationMs: 1 });
+    expect(limiter.consume(T0, 2).allowed).toBe(false); // can never be admitted: blocked 1 ms
+    expect(limiter.consume(T0 + 1).allowed).toBe(true); // counted in the window [T0, T0 + 2000)
+    expect(limiter.consume(T0 + 1_999).allowed).toBe(false);
+    expect(limiter.consume(T0 + 2_000).allowed).toBe(true); // a new window, 1 ms before one opened at T0 + 1 would end
+  });
+
   it('when the algorithm refuses for longer than the block, retryAfterMs is the algorithm’s', () => {
     const limiter = clockedLimiter({ limit: 1, windowMs: 60_000, blockDurationMs: 1_000 });
     limiter.consume(T0);
@@ -160,8 +170,11 @@ describe('blockDurationMs', () => {
         fc.integer({ min: 1, max: 5 }),
         fc.integer({ min: 10, max: 5_000 }),
         fc.integer({ min: 1, max: 20_000 }),
+        // Costs the limit can admit: a cost above the capacity on a key with no live state stores a
+        // state to carry the block, which the algorithm alone would not (the test above).
         fc.array(fc.record({ dt: fc.integer({ min: 0, max: 3_000 }), cost: fc.constantFrom(0, 0.5, 1, 1, 1, 2) }), { minLength: 1, maxLength: 40 }),
-        (algorithm, limit, windowMs, blockDurationMs, requests) => {
+        (algorithm, limit, windowMs, blockDurationMs, draws) => {
+          const requests = draws.map(({ dt, cost }) => ({ dt, cost: Math.min(cost, limit) }));
           const options: LimitOptions = { algorithm, limit, windowMs, blockDurationMs, ...(algorithm === 'delay' ? { burst: limit } : {}) };
           const limiter = clockedLimiter(options);
           const twin = clockedLimiter({ ...options, blockDurationMs: 0 });

@@ -1,5 +1,5 @@
 import { parse } from '@lukeed/ms';
-import { RateKitOptionError } from '@ratekit/core';
+import { RateKitOptionError, resolveStoreTimeoutMs } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
 import { normalizeIPv6Subnet } from './normalize-ip.js';
 
@@ -66,12 +66,6 @@ export interface CompatParams {
   readonly groupId?: string;
 }
 
-/** How long a store call may take by default before it counts as failed: ratekit's default for every store. */
-export const DEFAULT_STORE_TIMEOUT_MS = 1_000;
-
-/** Node's timers hold at most 2³¹ − 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** What `errorResponseBuilder` is given, as @fastify/rate-limit 11 builds it. */
 export interface ErrorResponseBuilderContext {
   /** 429, or 403 once `ban` is exceeded. */
@@ -121,23 +115,8 @@ export function resolvePluginParams(settings: Readonly<Record<string, unknown>>,
     keyGenerator: fn(settings.keyGenerator, undefined),
     errorResponseBuilder: fn(settings.errorResponseBuilder, undefined),
     skipOnError: settings.skipOnError === true,
-    storeTimeoutMs: resolveStoreTimeout(settings.storeTimeoutMs),
+    storeTimeoutMs: resolveStoreTimeoutMs(settings.storeTimeoutMs),
   };
-}
-
-/**
- * `storeTimeoutMs` (ratekit's option; upstream has none and waits for ever):
- * ms from 1 to 2³¹ − 1, or `Infinity` for no timeout.
- *
- * @throws {RateKitOptionError} for any other value: an option upstream does not have gets ratekit's validation
- */
-function resolveStoreTimeout(value: unknown): number {
-  if (value === undefined) return DEFAULT_STORE_TIMEOUT_MS;
-  if (value === Number.POSITIVE_INFINITY) return value;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
-    throw new RateKitOptionError('storeTimeoutMs', `a number of ms from 1 to ${MAX_TIMER_MS}, or Infinity for no timeout`, value);
-  }
-  return value;
 }
 
 /**
@@ -157,7 +136,7 @@ export function mergeRouteParams(plugin: CompatParams, route: Readonly<Record<st
     timeWindow: 'timeWindow' in route ? resolveTimeWindow(route.timeWindow, `${where}timeWindow`, warn) : plugin.timeWindow,
     ban: resolveBan(merged.ban),
     ipv6Subnet: normalizeIPv6Subnet(merged.ipv6Subnet),
-    storeTimeoutMs: 'storeTimeoutMs' in route ? resolveStoreTimeout(route.storeTimeoutMs) : plugin.storeTimeoutMs,
+    storeTimeoutMs: 'storeTimeoutMs' in route ? resolveStoreTimeoutMs(route.storeTimeoutMs) : plugin.storeTimeoutMs,
     keyGenerator: typeof merged.keyGenerator === 'function' ? (merged.keyGenerator as CompatParams['keyGenerator']) : undefined,
     errorResponseBuilder: typeof merged.errorResponseBuilder === 'function' ? (merged.errorResponseBuilder as CompatParams['errorResponseBuilder']) : undefined,
   };

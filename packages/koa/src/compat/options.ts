@@ -1,4 +1,4 @@
-import { RateKitOptionError } from '@ratekit/core';
+import { RateKitOptionError, resolveStoreTimeoutMs } from '@ratekit/core';
 import type { Driver } from './drivers.js';
 import { DEFAULT_MAX_KEYS, MemoryDriver } from './memory-driver.js';
 import { isIoRedis, RedisDriver } from './redis-driver.js';
@@ -8,11 +8,6 @@ export const DEFAULTS = { duration: 3_600_000, max: 2500, namespace: 'limit' } a
 
 /** koa-ratelimit 6's header names. */
 export const DEFAULT_HEADERS = { remaining: 'X-RateLimit-Remaining', reset: 'X-RateLimit-Reset', total: 'X-RateLimit-Limit' } as const;
-
-/** The longest a Redis call may take before the request fails (ratekit's addition; upstream waits for ever). */
-export const DEFAULT_STORE_TIMEOUT_MS = 1_000;
-
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The options koa-ratelimit 6 reads, and the two ratekit adds that work in this mode. */
 const COMPAT_OPTIONS = new Set([
@@ -80,7 +75,7 @@ export function resolveCompatOptions<TContext>(options: Readonly<Record<string, 
 function resolveDriver(options: Readonly<Record<string, unknown>>, max: number, duration: number): Driver {
   const { db } = options;
   const driver = options.driver ?? (isIoRedis(db) ? 'redis' : 'memory');
-  const storeTimeoutMs = resolveStoreTimeout(options.storeTimeoutMs);
+  const storeTimeoutMs = resolveStoreTimeoutMs(options.storeTimeoutMs);
   if (driver === 'redis') {
     if (!isIoRedis(db)) throw new RateKitOptionError('db', "an ioredis client (Redis or Cluster) for driver 'redis'", db);
     // async-ratelimiter asserts both on every request: koa-ratelimit answers each one 500 without them.
@@ -93,16 +88,6 @@ function resolveDriver(options: Readonly<Record<string, unknown>>, max: number, 
     return new MemoryDriver((db as Map<unknown, unknown> | undefined) ?? new Map(), max, duration, resolveMaxKeys(options.maxKeys));
   }
   throw new RateKitOptionError('driver', "'memory' or 'redis'", driver);
-}
-
-/** `storeTimeoutMs`: ms from 1 to 2³¹ − 1, or `Infinity` for no timeout. */
-function resolveStoreTimeout(value: unknown): number {
-  if (value === undefined) return DEFAULT_STORE_TIMEOUT_MS;
-  if (value === Number.POSITIVE_INFINITY) return value;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || value > MAX_TIMER_MS) {
-    throw new RateKitOptionError('storeTimeoutMs', `a number of ms from 1 to ${MAX_TIMER_MS}, or Infinity for no timeout`, value);
-  }
-  return value;
 }
 
 /** `maxKeys`: how many keys the memory driver's Map holds at most, a positive integer or `Infinity`. */
