@@ -8,30 +8,15 @@
  * fails, elsewhere it skips with one line.)
  */
 import { describeWithService, redisService } from '@ratekit/test-utils';
-import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit as realRateLimit } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
+import { appServing } from './test-app.js';
 import { createClient } from 'redis';
 import request from 'supertest';
 import { rateLimit } from '../rate-limit.js';
 
 const quiet = { warn: () => undefined, error: () => undefined };
 
-/** One process of the fleet: its limiter on every route, `/info` answering req.rateLimit, `/fail` a 500. */
-function instance(limiter: RequestHandler): Express {
-  const app = express();
-  app.use(limiter);
-  app.get('/info', (req: Request, res: Response) => {
-    res.json((req as Request & { rateLimit?: unknown }).rateLimit);
-  });
-  app.get('/fail', (_req, res) => {
-    res.status(500).send('failed');
-  });
-  app.use((_req: Request, res: Response) => {
-    res.send('ok');
-  });
-  return app;
-}
 
 describeWithService(redisService, 'a rolling deploy from express-rate-limit to @ratekit/express on one Redis', (server) => {
   let client: ReturnType<typeof createClient>;
@@ -50,7 +35,7 @@ describeWithService(redisService, 'a rolling deploy from express-rate-limit to @
     const store = () => new RedisStore({ prefix, sendCommand: (...args: string[]) => client.sendCommand(args) });
     const old = realRateLimit({ ...options, store: store(), logger: quiet });
     const ours = rateLimit({ ...options, store: store(), logger: quiet });
-    return { old: instance(old), ours: instance(ours), oldLimiter: old, ourLimiter: ours };
+    return { old: appServing(old), ours: appServing(ours), oldLimiter: old, ourLimiter: ours };
   }
 
   it('holds the limit exactly while one client’s requests alternate between the two', async () => {

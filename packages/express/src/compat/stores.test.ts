@@ -7,7 +7,7 @@
  * one line).
  */
 import { describeWithService, memcachedService, redisService } from '@ratekit/test-utils';
-import express, { type Express, type Request, type Response } from 'express';
+import type { Express, Request } from 'express';
 import { Redis as IORedis } from 'ioredis';
 import { MemcachedStore } from 'rate-limit-memcached';
 import { RedisStore } from 'rate-limit-redis';
@@ -16,6 +16,7 @@ import request from 'supertest';
 import { rateLimit } from '../rate-limit.js';
 import { isRateKitStore } from '../is-ratekit-store.js';
 import { hasStoreShape, isLegacyStore, PromisifiedStore } from './stores.js';
+import { appServing } from './test-app.js';
 import type { RateLimitOptions, RateLimitRequestHandler, Store } from '../types.js';
 
 const quiet = { warn: () => undefined, error: () => undefined };
@@ -66,18 +67,7 @@ describe('PromisifiedStore', () => {
 /** An app with one limiter on `/` and `/fail`; `/info` shows req.rateLimit. */
 function appWith(options: RateLimitOptions): { app: Express; limiter: RateLimitRequestHandler } {
   const limiter = rateLimit({ logger: quiet, ...options });
-  const app = express();
-  app.use(limiter);
-  app.get('/info', (req: Request, res: Response) => {
-    res.json((req as Request & { rateLimit?: unknown }).rateLimit);
-  });
-  app.get('/fail', (_req, res) => {
-    res.status(500).send('failed');
-  });
-  app.use((_req: Request, res: Response) => {
-    res.send('ok');
-  });
-  return { app, limiter };
+  return { app: appServing(limiter), limiter };
 }
 
 async function statuses(app: Express, count: number, path = '/'): Promise<number[]> {
