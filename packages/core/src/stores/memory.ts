@@ -176,21 +176,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return id;
   }
 
-  function read(entry: Entry | undefined, namespace: string, limit: ResolvedLimit): LimitState | undefined {
-    if (entry === undefined) return undefined;
-    const primary = isPrimary(namespace, limit);
-    if (isSlots(entry)) return primary ? entry.primary : entry.get(slotId(namespace, limit));
-    return primary ? entry : undefined;
-  }
-
-  /** Writes one slot; returns the entry to keep under the key (undefined: nothing left). */
-  function write(entry: Entry | undefined, namespace: string, limit: ResolvedLimit, state: LimitState | undefined): Entry | undefined {
-    const primary = isPrimary(namespace, limit);
-    if (primary && !isSlots(entry)) return state;
-    const slots = isSlots(entry) ? entry : new Slots(entry);
-    if (primary) slots.primary = state;
-    else slots.set(slotId(namespace, limit), state);
-    return slots.empty ? undefined : slots;
+  /** A limit's slot under `namespace`: undefined for the primary slot, else its slot id. */
+  function slotOf(namespace: string, limit: ResolvedLimit): string | undefined {
+    return isPrimary(namespace, limit) ? undefined : slotId(namespace, limit);
   }
 
   // The slot ids of the last policy seen (undefined for the primary slot): a
@@ -201,21 +189,21 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   let ids: Array<string | undefined> = [];
   function slotIdsOf(namespace: string, limits: readonly ResolvedLimit[]): ReadonlyArray<string | undefined> {
     if (limits === idsLimits && namespace === idsNamespace && ids.length === limits.length) return ids;
-    const found = limits.map((limit) => (isPrimary(namespace, limit) ? undefined : slotId(namespace, limit)));
+    const found = limits.map((limit) => slotOf(namespace, limit));
     idsLimits = limits;
     idsNamespace = namespace;
     ids = found;
     return found;
   }
 
-  /** {@link read} by slot id (undefined: the primary slot). */
+  /** One slot's state in an entry (`id` undefined: the primary slot). */
   function readSlot(entry: Entry | undefined, id: string | undefined): LimitState | undefined {
     if (entry === undefined) return undefined;
     if (isSlots(entry)) return id === undefined ? entry.primary : entry.get(id);
     return id === undefined ? entry : undefined;
   }
 
-  /** {@link write} by slot id (undefined: the primary slot). */
+  /** Writes one slot (`id` undefined: the primary slot); returns the entry to keep under the key (undefined: nothing left). */
   function writeSlot(entry: Entry | undefined, id: string | undefined, state: LimitState | undefined): Entry | undefined {
     if (id === undefined && !isSlots(entry)) return state;
     const slots = isSlots(entry) ? entry : new Slots(entry);
@@ -264,8 +252,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
           return decideOne(limit, step, undefined, true, request.cost, request.nowMs);
         }
       }
-      const { decision, write: state } = evaluateLimit(read(entry, namespace, limit), limit, request.cost, mode, request.nowMs);
-      if (state !== UNCHANGED) commit(key, entry, write(entry, namespace, limit, state));
+      const slot = slotOf(namespace, limit);
+      const { decision, write: state } = evaluateLimit(readSlot(entry, slot), limit, request.cost, mode, request.nowMs);
+      if (state !== UNCHANGED) commit(key, entry, writeSlot(entry, slot, state));
       return decision;
     }
     const ids = slotIdsOf(namespace, limits);
@@ -353,7 +342,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const entry = cache.get(key) ?? rescue(key);
       if (entry === undefined) return;
       let next: Entry | undefined = entry;
-      for (const limit of knownLimits(namespace)) next = write(next, namespace, limit, undefined);
+      for (const limit of knownLimits(namespace)) next = writeSlot(next, slotOf(namespace, limit), undefined);
       if (next === undefined) cache.delete(key);
       else if (next !== entry) cache.set(key, next);
     },
