@@ -143,13 +143,7 @@ function routeHookOf(limiter: Limiter, route: RouteOptions) {
       params.onExceeding(request, key);
       return GO_ON;
     }
-    const banned = ban !== -1 && current - limit > ban;
-    const state: Exceeded = { max: limit, remaining, ttl, ttlInSeconds };
-    params.onExceeded(request, key);
-    writeRefusalHeaders(reply, params, state);
-    const context = errorContext(state, banned);
-    if (banned) params.onBanReach(request, key);
-    return params.errorResponseBuilder === undefined ? defaultErrorResponse(context) : params.errorResponseBuilder(request, context);
+    return refusalOf(params, request, reply, key, { max: limit, remaining, ttl, ttlInSeconds }, ban !== -1 && current - limit > ban);
   }
 
   return function rateLimit(request: FastifyRequest, reply: FastifyReply, done: (error?: unknown) => void): Promise<void> | undefined {
@@ -189,12 +183,21 @@ function hookOf(limiter: Limiter) {
       params.onExceeding(request, key);
       return;
     }
-    params.onExceeded(request, key);
-    writeRefusalHeaders(reply, params, outcome);
-    const context = errorContext(outcome, outcome.isBanned);
-    if (outcome.isBanned) params.onBanReach(request, key);
-    throw params.errorResponseBuilder === undefined ? defaultErrorResponse(context) : params.errorResponseBuilder(request, context);
+    throw refusalOf(params, request, reply, key, outcome, outcome.isBanned);
   };
+}
+
+/**
+ * Upstream's steps on a refusal, in its order: `onExceeded`, the refusal
+ * headers, `onBanReach` when banned; returns what its hook throws:
+ * `errorResponseBuilder`'s result, or the default 429 (403 when banned) error.
+ */
+function refusalOf(params: CompatParams, request: FastifyRequest, reply: FastifyReply, key: string, state: Exceeded, banned: boolean): unknown {
+  params.onExceeded(request, key);
+  writeRefusalHeaders(reply, params, state);
+  const context = errorContext(state, banned);
+  if (banned) params.onBanReach(request, key);
+  return params.errorResponseBuilder === undefined ? defaultErrorResponse(context) : params.errorResponseBuilder(request, context);
 }
 
 /**

@@ -63,11 +63,6 @@ export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<strin
   let lastSet: unknown;
   let lastStringify: boolean | undefined;
 
-  /**
-   * What `ctx.set(headers)` does, without its per-call arrays (Koa 3) or
-   * recursion (Koa 2): each field to `res.setHeader`, the value as a string
-   * on Koa 2 and as given on Koa 3, nothing once the headers are sent.
-   */
   /** Whether `set` is a Koa `response.set` this middleware knows (Koa 2's or 3's), so it can do `set`'s work itself. */
   function setsDirectly(set: unknown): boolean {
     if (set !== lastSet) {
@@ -77,6 +72,11 @@ export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<strin
     return lastStringify !== undefined;
   }
 
+  /**
+   * What `ctx.set(headers)` does, without its per-call arrays (Koa 3) or
+   * recursion (Koa 2): each field to `res.setHeader`, the value as a string
+   * on Koa 2 and as given on Koa 3, nothing once the headers are sent.
+   */
   function writeHeaders(ctx: Ctx, remaining: number, reset: number, total: number): void {
     const response = ctx.response;
     setsDirectly(response.set);
@@ -162,7 +162,7 @@ export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<strin
   }
 
   return Object.defineProperty(ratelimit, 'resetKey', {
-    value: async (id: string) => driver.reset(`${namespace}:${id}`),
+    value: async (id: string) => driver.reset(prefix + id),
     enumerable: true,
   }) as unknown as KoaRatelimitMiddleware<StateT, ContextT>;
 }
