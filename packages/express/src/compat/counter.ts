@@ -54,17 +54,35 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
   const storeIdentity = store.localKeys ? store : store.constructor.name;
   const storePrefix = store.prefix ?? '';
 
+  /** A store that failed: `next(err)`, or with `passOnStoreError` logged and passed on, unlimited and without headers. */
+  function storeFailure(error: unknown, next: NextFunction): void {
+    if (!config.passOnStoreError) {
+      next(error);
+      return;
+    }
+    logger.error(error, 'express-rate-limit: error from store, allowing request without rate-limiting.');
+    next();
+  }
+
+  /** Step 5: the `positiveHits` and `singleCount` checks. */
+  function checkHits(req: Request, key: unknown, totalHits: number): void {
+    validations.positiveHits(totalHits);
+    // The prefixed key is built only while the check is on (it runs once per limiter).
+    if (validations.enabled['singleCount'] ?? validations.enabled['default']) validations.singleCount(req, storeIdentity, `${storePrefix}${String(key)}`, key);
+  }
+
+  /** Step 7: `req[requestPropertyName]`, with express-rate-limit's hidden `current`. */
+  function publish(req: Request, key: unknown, totalHits: number, limit: number, resetTime: Date | undefined): RateLimitInfo {
+    const info: RateLimitInfo = { limit, used: totalHits, remaining: Math.max(limit - totalHits, 0), resetTime, key: key as string };
+    Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: totalHits });
+    (req as unknown as Record<string, RateLimitInfo>)[requestPropertyName] = info;
+    return info;
+  }
+
   function count(req: Request, res: Response, next: NextFunction, watch: ResponseWatch | undefined, key: unknown, fail: (error: unknown) => void, done: () => void): void {
     // Whatever the key generator returned is the key, as express-rate-limit uses it: a request without
     // an IP (already reported by the `ip` check) is counted under `undefined`, with every other such request.
-    const storeFailed = (error: unknown) => {
-      if (!config.passOnStoreError) {
-        fail(error);
-        return;
-      }
-      logger.error(error, 'express-rate-limit: error from store, allowing request without rate-limiting.');
-      next();
-    };
+    const storeFailed = (error: unknown) => storeFailure(error, next);
     let result: ClientRateLimitInfo | Promise<ClientRateLimitInfo>;
     try {
       result = counter !== undefined ? counter.increment(String(key)) : store.increment(key as string);
@@ -88,17 +106,13 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
   ): void {
     const { totalHits } = result;
     const resetTime = result.resetTime && watch !== undefined ? new Date(result.resetTime.getTime()) : result.resetTime;
-    validations.positiveHits(totalHits);
-    // The prefixed key is built only while the check is on (it runs once per limiter).
-    if (validations.enabled['singleCount'] ?? validations.enabled['default']) validations.singleCount(req, storeIdentity, `${storePrefix}${String(key)}`, key);
+    checkHits(req, key, totalHits);
     after(
       outcome.limitOf(req, res),
       (limit) => {
         if (outcome.refuses) validations.limit(limit);
         const limitValue = limit as number;
-        const info: RateLimitInfo = { limit: limitValue, used: totalHits, remaining: Math.max(limitValue - totalHits, 0), resetTime, key: key as string };
-        Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: totalHits });
-        (req as unknown as Record<string, RateLimitInfo>)[requestPropertyName] = info;
+        const info = publish(req, key, totalHits, limitValue, resetTime);
         const nowMs = config.now();
         const state: CountedState = { limit: limitValue, remaining: info.remaining, resetTime, key: String(key) };
         if (config.legacyHeaders && !res.headersSent) writeLegacyCounterHeaders(res, state, nowMs);
@@ -194,7 +208,6 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
     !config.skipSuccessfulRequests &&
     typeof config.retryAfter !== 'function' &&
     !(config.standard.draft === 'draft-8' && typeof config.identifier === 'function');
-  const { enabled } = validations;
 
   // Three parameters: Express takes a four-parameter function for an error handler.
   const middleware = !synchronous
@@ -207,22 +220,13 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
           try {
             result = counter.increment(String(key));
           } catch (error) {
-            if (!config.passOnStoreError) {
-              next(error);
-              return SETTLED;
-            }
-            logger.error(error, 'express-rate-limit: error from store, allowing request without rate-limiting.');
-            next();
+            storeFailure(error, next);
             return SETTLED;
           }
           const { totalHits, resetTime } = result;
-          validations.positiveHits(totalHits);
-          if (enabled['singleCount'] ?? enabled['default']) validations.singleCount(req, storeIdentity, `${storePrefix}${String(key)}`, key);
+          checkHits(req, key, totalHits);
           validations.limit(limit);
-          const remaining = Math.max(limit - totalHits, 0);
-          const info: RateLimitInfo = { limit, used: totalHits, remaining, resetTime, key: key as string };
-          Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: totalHits });
-          (req as unknown as Record<string, RateLimitInfo>)[requestPropertyName] = info;
+          const { remaining } = publish(req, key, totalHits, limit, resetTime);
           const nowMs = config.now();
           const state: CountedState = { limit, remaining, resetTime, key: String(key) };
           if (config.legacyHeaders && !res.headersSent) writeLegacyCounterHeaders(res, state, nowMs);
