@@ -5,7 +5,7 @@ import { capacityOf, type LimitOptions, type ResolvedLimit, resolveLimit } from 
 import { evaluatePolicy, type EvaluateMode } from './policy.js';
 import { memoryStore } from './stores/memory.js';
 import type { MaybePromise, RateLimitStore } from './stores/types.js';
-import { resolveStoreTimeoutMs } from './store-timeout.js';
+import { resolveStoreTimeoutMs, withStoreTimeout } from './store-timeout.js';
 import { assertFunction, assertKnownKeys, assertNonNegative, assertObject, assertPositive } from './validate.js';
 
 /** The options {@link createLimiter} takes. */
@@ -171,7 +171,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
       return recover(error, mode, key, call, limits, request.nowMs);
     }
     if (!(result instanceof Promise)) return result;
-    return withTimeout(result, storeTimeoutMs, store.name).catch((error) => recover(error, mode, key, call, limits, request.nowMs));
+    return withStoreTimeout(result, storeTimeoutMs, store.name).catch((error) => recover(error, mode, key, call, limits, request.nowMs));
   }
 
   /** {@link run} with a `ratekit:decision` subscriber: the same steps, timed and published. */
@@ -192,7 +192,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
       return fall(error);
     }
     if (!(result instanceof Promise)) return publish(result, false);
-    return withTimeout(result, storeTimeoutMs, store.name).then((decision) => publish(decision, false), fall);
+    return withStoreTimeout(result, storeTimeoutMs, store.name).then((decision) => publish(decision, false), fall);
   }
 
   /** Throws the store error under `'throw'`; otherwise hands it to `onError` so it is never swallowed. */
@@ -221,7 +221,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
       return failed(error);
     }
     if (!(result instanceof Promise)) return result;
-    return withTimeout(result, storeTimeoutMs, store.name).catch(failed);
+    return withStoreTimeout(result, storeTimeoutMs, store.name).catch(failed);
   }
 
   function recover(
@@ -330,16 +330,6 @@ function resolveList(option: LimitOptions | readonly LimitOptions[], path: strin
 
 function waitTimeout(neededMs: number, maxWaitMs: number): RateKitError {
   return new RateKitError('ERR_RATEKIT_WAIT_TIMEOUT', `The budget allows this call in ${Math.ceil(neededMs)} ms, longer than maxWaitMs (${maxWaitMs} ms); nothing was charged`);
-}
-
-/** Rejects when the store has not answered within `timeoutMs` (Infinity: never). */
-function withTimeout<T>(promise: Promise<T>, timeoutMs: number, storeName: string): Promise<T> {
-  if (timeoutMs === Number.POSITIVE_INFINITY) return promise;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The ${storeName} store did not answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Applies `fn` now, or once the promise settles. */

@@ -1,5 +1,5 @@
 import { RateKitOptionError } from './errors.js';
-import { DEFAULT_STORE_TIMEOUT_MS, resolveStoreTimeoutMs } from './store-timeout.js';
+import { DEFAULT_STORE_TIMEOUT_MS, resolveStoreTimeoutMs, withStoreTimeout } from './store-timeout.js';
 
 describe('resolveStoreTimeoutMs', () => {
   it.each([
@@ -24,5 +24,26 @@ describe('resolveStoreTimeoutMs', () => {
     expect(refuse).toThrow(RateKitOptionError);
     expect(refuse).toThrow(/storeTimeoutMs/);
     expect(refuse).toThrow(expected);
+  });
+});
+
+describe('withStoreTimeout', () => {
+  it('answers what the store answers in time', async () => {
+    await expect(withStoreTimeout(Promise.resolve('ok'), 1_000, 'fake')).resolves.toBe('ok');
+  });
+
+  it("passes the store's own failure through", async () => {
+    const failure = new Error('connection reset');
+    await expect(withStoreTimeout(Promise.reject(failure), 1_000, 'fake')).rejects.toBe(failure);
+  });
+
+  it('rejects with ERR_RATEKIT_STORE naming the store when it does not answer in time', async () => {
+    const never = new Promise<never>(() => undefined);
+    await expect(withStoreTimeout(never, 10, 'fake')).rejects.toMatchObject({ code: 'ERR_RATEKIT_STORE', message: expect.stringContaining('The fake store did not answer within 10 ms') });
+  });
+
+  it('with Infinity, is the promise itself: no timer', () => {
+    const call = Promise.resolve(1);
+    expect(withStoreTimeout(call, Number.POSITIVE_INFINITY, 'fake')).toBe(call);
   });
 });

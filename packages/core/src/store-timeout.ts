@@ -1,4 +1,4 @@
-import { RateKitOptionError } from './errors.js';
+import { RateKitError, RateKitOptionError } from './errors.js';
 import { assertPositive } from './validate.js';
 
 /** The default `storeTimeoutMs`: a store call that has not answered in 1 s fails. */
@@ -28,4 +28,23 @@ export function resolveStoreTimeoutMs(value: unknown): number {
   assertPositive('storeTimeoutMs', value, ' of milliseconds');
   if (value > MAX_TIMER_MS) throw new RateKitOptionError('storeTimeoutMs', `at most ${MAX_TIMER_MS} ms (what Node's timers hold), or Infinity for no timeout`, value);
   return value;
+}
+
+/**
+ * `promise`, bounded by `timeoutMs`: when it has not settled by then, the
+ * result rejects with a `RateKitError` of code `ERR_RATEKIT_STORE`
+ * (`The <storeName> store did not answer within <timeoutMs> ms`); `Infinity`
+ * gives `promise` itself. The timer is cleared as soon as `promise` settles.
+ * A call that times out may still land on the store later (it errs strict).
+ *
+ * @example
+ * await withStoreTimeout(redis.get(key), 1_000, 'redis');
+ */
+export function withStoreTimeout<T>(promise: Promise<T>, timeoutMs: number, storeName: string): Promise<T> {
+  if (timeoutMs === Number.POSITIVE_INFINITY) return promise;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The ${storeName} store did not answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -1,4 +1,4 @@
-import { RateKitError } from '@ratekit/core';
+import { RateKitError, withStoreTimeout } from '@ratekit/core';
 import type { Driver, DriverAnswer } from './drivers.js';
 
 /**
@@ -89,22 +89,9 @@ export class RedisDriver implements Driver {
     await this.#bounded(this.#redis.del(key), 'reset a key');
   }
 
+  /** `call`, bounded by `storeTimeoutMs`; a failure becomes a `RateKitError` of code `ERR_RATEKIT_STORE` with Redis's error as `cause`. */
   #bounded<T>(call: Promise<T>, what: string): Promise<T> {
-    const timeoutMs = this.#timeoutMs;
-    if (timeoutMs === Number.POSITIVE_INFINITY) return call.catch((error: unknown) => Promise.reject(storeError(what, error)));
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `Redis did not answer within ${timeoutMs} ms (${what})`)), timeoutMs);
-      call.then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error: unknown) => {
-          clearTimeout(timer);
-          reject(storeError(what, error));
-        },
-      );
-    });
+    return withStoreTimeout(call.catch((error: unknown) => Promise.reject(storeError(what, error))), this.#timeoutMs, 'Redis');
   }
 }
 
