@@ -339,6 +339,19 @@ describe('createLimiter store failures', () => {
     await expect(result).resolves.toMatchObject({ allowed: true, remaining: 4 });
   });
 
+  it('answers with a Promise when the store answers with a thenable that is not a Promise', async () => {
+    const inner = memoryStore({ maxKeys: 100, pruneIntervalMs: 0 });
+    const thenable = <T>(value: T) => ({ then: (resolve: (v: T) => unknown) => resolve(value) }) as unknown as Promise<T>;
+    const store: RateLimitStore = { name: 'thenable', shared: true, clock: 'caller', evaluate: (r) => thenable(inner.evaluate(r)), resetKey: (k, n) => thenable(inner.resetKey(k, n)) };
+    const limiter = createLimiter({ limits: fiveAMinute, store, now: () => T0, storeTimeoutMs: Infinity });
+    const result = limiter.consume('k');
+    expect(result).toBeInstanceOf(Promise);
+    await expect(result).resolves.toMatchObject({ allowed: true, remaining: 4 });
+    await expect(limiter.reset('k')).resolves.toBeUndefined();
+    expect(limiter.peek('k')).toBeInstanceOf(Promise);
+    await expect(limiter.peek('k')).resolves.toMatchObject({ remaining: 5 });
+  });
+
   describe("with onStoreError 'throw' (the default)", () => {
     it('rejects with ERR_RATEKIT_STORE carrying the original error', async () => {
       const cause = new Error('connection refused');
