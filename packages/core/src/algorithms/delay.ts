@@ -1,7 +1,7 @@
 import { ttlWithBlock } from './block.js';
 import { advanceTat, refundTat } from './theoretical-arrival.js';
 import { EPSILON } from './tolerance.js';
-import type { Algorithm, Step } from './types.js';
+import { type Algorithm, nextState1, type Step } from './types.js';
 
 /**
  * Delay mode, the leaky bucket as a queue: requests leave at the emission
@@ -23,7 +23,7 @@ import type { Algorithm, Step } from './types.js';
  * State: `[waitUntilMs]`.
  */
 export const delay: Algorithm = {
-  step(state, limit, cost, nowMs): Step {
+  step(state, limit, cost, nowMs, into): Step {
     const { T, tau, tat, newTat, slack, tokens } = advanceTat(state, limit, cost, nowMs);
     const rawWaitMs = newTat - tau - nowMs;
     const waitMs = rawWaitMs <= slack ? 0 : rawWaitMs;
@@ -34,7 +34,7 @@ export const delay: Algorithm = {
     const unreachable = cost * T - tau > limit.maxDelayMs + EPSILON;
     return {
       allowed,
-      next: [newTat],
+      next: nextState1(into, allowed, newTat),
       nextIfRefused: cap === undefined ? undefined : [refusedTat],
       capacity: limit.burst,
       tokensBefore: tokens,

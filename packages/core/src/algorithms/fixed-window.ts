@@ -1,4 +1,4 @@
-import type { Algorithm, LimitState, Step } from './types.js';
+import { type Algorithm, type LimitState, nextState2, type Step } from './types.js';
 import { ttlWithBlock } from './block.js';
 import { EPSILON } from './tolerance.js';
 
@@ -13,7 +13,7 @@ import { EPSILON } from './tolerance.js';
  * State: `[windowStartMs, used]`.
  */
 export const fixedWindow: Algorithm = {
-  step(state, limit, cost, nowMs): Step {
+  step(state, limit, cost, nowMs, into): Step {
     const expired = state === undefined || nowMs >= state[0]! + limit.windowMs;
     const startMs = expired ? nowMs : state[0]!;
     const used = expired ? 0 : state[1]!;
@@ -25,7 +25,7 @@ export const fixedWindow: Algorithm = {
     const busy = used + cost > 0;
     return {
       allowed,
-      next: [startMs, used + cost],
+      next: nextState2(into, allowed, startMs, used + cost),
       nextIfRefused: undefined,
       capacity: limit.limit,
       tokensBefore: limit.limit - stored,

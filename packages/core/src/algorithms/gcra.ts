@@ -1,7 +1,7 @@
 import { ttlWithBlock } from './block.js';
 import { advanceTat, refundTat } from './theoretical-arrival.js';
 import { EPSILON } from './tolerance.js';
-import type { Algorithm, Step } from './types.js';
+import { type Algorithm, nextState1, type Step } from './types.js';
 
 /**
  * GCRA, the generic cell rate algorithm (ATM Forum Traffic Management 4.0,
@@ -24,13 +24,13 @@ import type { Algorithm, Step } from './types.js';
  * State: `[tatMs]`.
  */
 export const gcra: Algorithm = {
-  step(state, limit, cost, nowMs): Step {
+  step(state, limit, cost, nowMs, into): Step {
     const { T, tau, newTat, slack, tokens } = advanceTat(state, limit, cost, nowMs);
     const allowed = newTat - nowMs <= tau + slack;
     const after = tokens - cost;
     return {
       allowed,
-      next: [newTat],
+      next: nextState1(into, allowed, newTat),
       nextIfRefused: undefined,
       capacity: limit.burst,
       tokensBefore: tokens,

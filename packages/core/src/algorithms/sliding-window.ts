@@ -1,4 +1,4 @@
-import type { Algorithm, LimitState, Step } from './types.js';
+import { type Algorithm, type LimitState, nextState3, type Step } from './types.js';
 import { ttlWithBlock } from './block.js';
 import { EPSILON } from './tolerance.js';
 
@@ -19,7 +19,7 @@ import { EPSILON } from './tolerance.js';
  * State: `[windowStartMs, previousCount, currentCount]`.
  */
 export const slidingWindow: Algorithm = {
-  step(state, limit, cost, nowMs): Step {
+  step(state, limit, cost, nowMs, into): Step {
     const W = limit.windowMs;
     const startMs = Math.floor(nowMs / W) * W;
     const previous = previousCount(state, startMs, W);
@@ -31,7 +31,7 @@ export const slidingWindow: Algorithm = {
     const total = current + cost;
     return {
       allowed,
-      next: [startMs, previous, total],
+      next: nextState3(into, allowed, startMs, previous, total),
       nextIfRefused: undefined,
       capacity: limit.limit,
       tokensBefore: limit.limit - storedUsed,

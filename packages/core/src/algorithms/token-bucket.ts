@@ -1,5 +1,5 @@
 import type { ResolvedLimit } from '../limit.js';
-import type { Algorithm, LimitState, Step } from './types.js';
+import { type Algorithm, type LimitState, nextState2, type Step } from './types.js';
 import { ttlWithBlock } from './block.js';
 import { EPSILON } from './tolerance.js';
 
@@ -20,7 +20,7 @@ import { EPSILON } from './tolerance.js';
  * State: `[tokens, refilledAtMs]`.
  */
 export const tokenBucket: Algorithm = {
-  step(state, limit, cost, nowMs): Step {
+  step(state, limit, cost, nowMs, into): Step {
     const { tokens, atMs } = refill(state, limit, nowMs);
     const stored = state === undefined ? limit.burst : state[0]!;
     const allowed = cost <= tokens + EPSILON;
@@ -28,7 +28,7 @@ export const tokenBucket: Algorithm = {
     const untilFull = timeToTokens(limit, atMs, nowMs, limit.burst - after);
     return {
       allowed,
-      next: [after, atMs],
+      next: nextState2(into, allowed, after, atMs),
       nextIfRefused: undefined,
       capacity: limit.burst,
       tokensBefore: stored,

@@ -49,8 +49,17 @@ export interface Step {
  * reads the clock or mutates its arguments.
  */
 export interface Algorithm {
-  /** Charges `cost` (≥ 0; 0 is a peek). Does not mutate `state`. */
-  step(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): Step;
+  /**
+   * Charges `cost` (≥ 0; 0 is a peek). Does not mutate `state`.
+   *
+   * `into` is for the in-memory store's hot path: when given, the step
+   * admits, and `into` has this algorithm's state length, the next state is
+   * written into `into` and returned as `next` instead of a new array. It may
+   * be `state` itself (every algorithm reads `state` before writing), which
+   * updates a stored state in place; a refused step leaves it untouched.
+   * The sliding log, whose length varies, always returns a new array.
+   */
+  step(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number, into?: number[]): Step;
   /** Gives `cost` back, never beyond full capacity. Returns the new state. Does not mutate `state`. */
   refund(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): LimitState | undefined;
   /**
@@ -58,4 +67,33 @@ export interface Algorithm {
    * so a store may drop it (used for TTLs and pruning).
    */
   ttlMs(state: LimitState, limit: ResolvedLimit, nowMs: number): number;
+}
+
+/**
+ * The `next` state of a step of a one-number state: written into `into` when
+ * the step admits and `into` has that length (see {@link Algorithm.step}),
+ * otherwise a new array. Three functions rather than one taking a list, so
+ * the hot path allocates nothing.
+ */
+export function nextState1(into: number[] | undefined, allowed: boolean, a: number): LimitState {
+  if (!allowed || into === undefined || into.length !== 1) return [a];
+  into[0] = a;
+  return into;
+}
+
+/** {@link nextState1} for a two-number state. */
+export function nextState2(into: number[] | undefined, allowed: boolean, a: number, b: number): LimitState {
+  if (!allowed || into === undefined || into.length !== 2) return [a, b];
+  into[0] = a;
+  into[1] = b;
+  return into;
+}
+
+/** {@link nextState1} for a three-number state. */
+export function nextState3(into: number[] | undefined, allowed: boolean, a: number, b: number, c: number): LimitState {
+  if (!allowed || into === undefined || into.length !== 3) return [a, b, c];
+  into[0] = a;
+  into[1] = b;
+  into[2] = c;
+  return into;
 }

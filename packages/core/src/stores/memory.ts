@@ -245,10 +245,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const limit = limits[0]!;
       if (mode === 'consume' && limit.blockDurationMs === 0 && !isSlots(entry) && isPrimary(namespace, limit)) {
         // The hottest path, an admitted consume on a key with one state: what evaluateLimit
-        // does in that case (store `next`, report the charged step), without its wrapper object.
-        const step = algorithmOf(limit).step(entry, limit, request.cost, request.nowMs);
+        // does in that case (store `next`, report the charged step), without its wrapper object
+        // and, on a known key, without a new state array.
+        // The stored array is updated in place when admitted (the `into` argument).
+        const step = algorithmOf(limit).step(entry, limit, request.cost, request.nowMs, entry as number[] | undefined);
         if (step.allowed) {
-          commit(key, entry, step.next);
+          if (step.next !== entry) commit(key, entry, step.next);
           return decideOne(limit, step, undefined, true, request.cost, request.nowMs);
         }
       }
