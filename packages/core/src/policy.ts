@@ -1,4 +1,4 @@
-import { algorithms } from './algorithms/index.js';
+import { algorithmOf } from './algorithms/index.js';
 import { blockedUntil, hasBlock, withBlock, withoutBlock } from './algorithms/block.js';
 import type { LimitState, Step } from './algorithms/types.js';
 import { buildDecision, type Decision, decideOne } from './decision.js';
@@ -118,7 +118,7 @@ export function evaluateLimit(state: LimitState | undefined, limit: ResolvedLimi
  * is ignored (the next write drops it). Pure; does not mutate `state`.
  */
 export function stepLimit(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): Step {
-  const algorithm = algorithms[limit.algorithm];
+  const algorithm = algorithmOf(limit.algorithm);
   if (limit.blockDurationMs === 0 || state === undefined || !hasBlock(state, limit.algorithm)) return algorithm.step(state, limit, cost, nowMs);
   const untilMs = state[state.length - 1]!;
   const step = algorithm.step(withoutBlock(state, limit.algorithm), limit, cost, nowMs);
@@ -185,7 +185,7 @@ function refundPolicy(
  * (only `resetKey` lifts a block). Pure; does not mutate `state`.
  */
 export function refundLimit(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): LimitState | undefined {
-  const algorithm = algorithms[limit.algorithm];
+  const algorithm = algorithmOf(limit.algorithm);
   const untilMs = blockedUntil(state, limit.algorithm);
   if (untilMs === undefined) return algorithm.refund(state, limit, cost, nowMs);
   const refunded = algorithm.refund(withoutBlock(state!, limit.algorithm), limit, cost, nowMs);
