@@ -89,15 +89,23 @@ export function buildDecision(input: {
   const { limits, charged, uncharged, allowed, cost, nowMs } = input;
   if (limits.length === 1) return decideOne(limits[0]!, charged[0]!, uncharged?.[0], allowed, cost, nowMs);
   const entries = new Array<LimitDecision>(limits.length);
-  let binding = 0;
   let delayMs = 0;
   for (let i = 0; i < limits.length; i++) {
     const step = charged[i]!;
-    const entry = limitDecision(limits[i]!, step, uncharged?.[i], cost);
-    entries[i] = entry;
-    if (i > 0 && binds(entry, entries[binding]!, allowed)) binding = i;
+    entries[i] = limitDecision(limits[i]!, step, uncharged?.[i], cost);
     if (allowed && step.delayMs > delayMs) delayMs = step.delayMs;
   }
+  return decisionOf(entries, allowed, delayMs, cost, nowMs);
+}
+
+/**
+ * A policy's {@link Decision} from its limits' entries (see
+ * {@link limitDecision}): the top-level figures are the binding limit's.
+ * `delayMs` is the longest delay of the limits when allowed, else 0.
+ */
+export function decisionOf(entries: readonly LimitDecision[], allowed: boolean, delayMs: number, cost: number, nowMs: number): Decision {
+  let binding = 0;
+  for (let i = 1; i < entries.length; i++) if (binds(entries[i]!, entries[binding]!, allowed)) binding = i;
   return topLevel(entries[binding]!, entries, allowed, delayMs, cost, nowMs);
 }
 
@@ -143,7 +151,7 @@ export function decideOne(limit: ResolvedLimit, step: Step, uncharged: Step | un
 }
 
 /** One limit's entry. `uncharged`, when given, supplies the token figures (nothing was paid). */
-function limitDecision(limit: ResolvedLimit, step: Step, uncharged: Step | undefined, cost: number): LimitDecision {
+export function limitDecision(limit: ResolvedLimit, step: Step, uncharged: Step | undefined, cost: number): LimitDecision {
   const shown = uncharged ?? step;
   return {
     name: limit.name,
