@@ -3,7 +3,7 @@
 // The same sandwich as the decisions part, but each contender stops at one
 // layer of core's in-memory path, each adding one layer to the previous:
 //
-//   lru       the baseline with lru-cache (core's LRU) instead of a Map
+//   lru       the baseline with lru-cache (a common LRU library) instead of a Map
 //   step      algorithm step() on a Map: the arithmetic and its Step object
 //   policy    evaluatePolicy() on a Map: + the all-or-nothing policy and buildDecision()
 //   store     memoryStore().evaluate(): + the LRU and the slot bookkeeping
@@ -16,7 +16,7 @@
 // The differences between adjacent rows are what each layer costs. All use
 // core's public exports only, on one fixed-window limit (cheapest state).
 
-import { createRequire } from 'node:module';
+import { LRUCache } from 'lru-cache';
 import { fileURLToPath } from 'node:url';
 import { mapBaseline } from './lib/baseline.mjs';
 import { loadCore } from './lib/core.mjs';
@@ -110,10 +110,8 @@ export async function prepare(id, { keys, maxKeys }) {
   }
 }
 
-/** core's own lru-cache (the version core depends on), bounded at `maxKeys`. */
+/** lru-cache, the LRU library the memory store used before its own index (stores/lru.ts), bounded at `maxKeys`. */
 function newLru(maxKeys) {
-  const coreRequire = createRequire(fileURLToPath(new URL('../packages/core/package.json', import.meta.url)));
-  const { LRUCache } = coreRequire('lru-cache');
   return new LRUCache({ max: maxKeys });
 }
 

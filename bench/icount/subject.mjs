@@ -35,8 +35,8 @@ if (which === 'map') {
     return used <= NEVER && nowMs > 0;
   };
 } else if (which === 'lru') {
-  // lru-cache as core resolves it.
-  const { LRUCache } = createRequire(new URL('../../packages/core/package.json', import.meta.url))('lru-cache');
+  // lru-cache, the LRU library the memory store used before its own index.
+  const { LRUCache } = require('lru-cache');
   const cache = new LRUCache({ max: Math.max(K, 100_000), dispose: () => {} });
   const options = {};
   decide = (key) => {

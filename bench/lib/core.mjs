@@ -16,15 +16,8 @@ export async function loadCore() {
   return import(pathToFileURL(ENTRY).href);
 }
 
-/** Name and version of the core package, and of lru-cache as resolved from it. */
+/** Name and version of the core package. */
 export function coreVersions() {
-  const read = (path) => JSON.parse(readFileSync(path, 'utf8'));
-  const core = read(`${CORE_DIR}package.json`);
-  const versions = { [core.name]: core.version };
-  try {
-    versions['lru-cache'] = read(`${CORE_DIR}node_modules/lru-cache/package.json`).version;
-  } catch {
-    // not installed next to core (hoisted elsewhere): leave it out rather than guess
-  }
-  return versions;
+  const core = JSON.parse(readFileSync(`${CORE_DIR}package.json`, 'utf8'));
+  return { [core.name]: core.version };
 }

@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import { algorithmOf as algorithmNamed } from '../algorithms/index.js';
 import type { Algorithm, LimitState } from '../algorithms/types.js';
 import { type Decision, decideOne } from '../decision.js';
@@ -7,6 +6,7 @@ import { evaluateLimit, evaluatePolicy, stepLimit, UNCHANGED } from '../policy.j
 import { assertInteger, assertNonNegative } from '../validate.js';
 import { memoryEvictChannel } from '../events.js';
 import { GuardedKeys } from './eviction.js';
+import { LruIndex } from './lru.js';
 import type { EvaluateRequest, RateLimitStore } from './types.js';
 
 const STORE_NAME = 'memory';
@@ -23,9 +23,9 @@ export interface MemoryStoreOptions {
    * keys, and a flood of new keys cannot hand a refused client its budget
    * back: that takes `ceil(maxKeys / 10)` keys that have each spent their
    * whole budget too (see `stores/eviction.ts`). Size it above the number of
-   * clients active within your longest window. `lru-cache` allocates its
-   * index for `maxKeys` up front (about 28 bytes per slot), so a very large
-   * bound costs memory and start-up time even when empty.
+   * clients active within your longest window. The LRU's index is allocated
+   * for `maxKeys` up front (16 bytes per slot), so a very large bound costs
+   * memory and start-up time even when empty.
    * @default 100_000
    */
   maxKeys?: number;
@@ -85,14 +85,6 @@ class Slots {
   }
 }
 
-/**
- * lru-cache's `get` allocates an options object per call unless given one,
- * and writes its diagnostics `status` onto it: one shared object per store,
- * with `status` cleared after each call so diagnostics subscribers still get
- * a fresh status object every time.
- */
-type GetOptions = { status?: unknown };
-
 type Entry = LimitState | Slots;
 
 /**
@@ -107,7 +99,7 @@ function isSlots(entry: Entry | undefined): entry is Slots {
 }
 
 /**
- * An in-process store on `lru-cache`, bounded by `maxKeys`.
+ * An in-process store on an LRU index (`stores/lru.ts`), bounded by `maxKeys`.
  *
  * - Decisions are synchronous: read, decide and write happen with no `await`
  *   in between, so multi-limit policies are atomic without locks.
@@ -136,15 +128,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   // closure variable (a heap number per decision), and updates a double field in place.
   const clock = { nowMs: 0 };
   const guarded = new GuardedKeys<Entry>(Math.ceil(maxKeys / 10));
-  const cache = new LRUCache<string, Entry>({
-    max: maxKeys,
-    dispose: (entry, key, reason) => {
-      if (reason !== 'evict') return;
-      if (!expired(entry, clock.nowMs)) guarded.keep(key, entry, budgetLeft(entry, clock.nowMs));
-      if (memoryEvictChannel.hasSubscribers) memoryEvictChannel.publish({ key, keptAside: guarded.has(key), size: cache.size + guarded.size });
-    },
+  const cache: LruIndex<Entry> = new LruIndex<Entry>(maxKeys, (entry, key) => {
+    if (!expired(entry, clock.nowMs)) guarded.keep(key, entry, budgetLeft(entry, clock.nowMs));
+    if (memoryEvictChannel.hasSubscribers) memoryEvictChannel.publish({ key, keptAside: guarded.has(key), size: cache.size + guarded.size });
   });
-  const getOptions: GetOptions = {};
   // The first (namespace, limit id) the store sees is its primary slot: keys
   // that only ever see it store their state bare, without a Slots wrapper.
   let primaryNamespace: string | undefined;
@@ -235,8 +222,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   function evaluate(request: EvaluateRequest): Decision {
     const { key, namespace, limits, mode } = request;
     clock.nowMs = request.nowMs;
-    let entry = cache.get(key, getOptions as object);
-    getOptions.status = undefined;
+    let entry = cache.get(key);
     if (entry === undefined && guarded.size > 0) entry = rescue(key);
     if (limits.length === 1 && mode !== 'refund') {
       // One limit: no per-limit arrays.
@@ -317,7 +303,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     let liveRun = 0;
     const doomed: string[] = [];
     for (const key of cache.rkeys()) {
-      const entry = cache.peek(key, { allowStale: true });
+      const entry = cache.peek(key);
       if (entry === undefined || expired(entry, nowMs)) {
         doomed.push(key);
         liveRun = 0;
