@@ -63,6 +63,22 @@ describe('LruIndex', () => {
     expect([...lru.rkeys()]).toEqual(['d']);
   });
 
+  it('gives each key a slot of its own until it is deleted or evicted, for data kept beside the index', () => {
+    const { lru } = index(2);
+    const a = lru.add('a', 1);
+    const b = lru.set('b', 2);
+    expect(new Set([a, b]).size).toBe(2);
+    expect([lru.find('a'), lru.slotOf('b'), lru.find('z'), lru.slotOf('z')]).toEqual([a, b, -1, -1]);
+    lru.setValueAt(a, 10);
+    expect([lru.valueAt(a), lru.peek('a')]).toEqual([10, 10]);
+    expect([...lru.rkeys()]).toEqual(['b', 'a']); // find marked a most recently used; slotOf and setValueAt did not move b
+    const slots: number[] = [];
+    const evicting = new LruIndex<number>(1, (_value, _key, slot) => slots.push(slot));
+    const first = evicting.add('x', 1);
+    expect(evicting.add('y', 2)).toBe(first); // the evicted key's slot, handed to onEvict first
+    expect(slots).toEqual([first]);
+  });
+
   it('behaves as a Map kept in recency order, for any sequence of operations', () => {
     type Op = { op: 'get' | 'peek' | 'set' | 'delete'; key: string; value: number };
     const op: fc.Arbitrary<Op> = fc.record({ op: fc.constantFrom('get', 'peek', 'set', 'set', 'delete'), key: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), value: fc.integer() });

@@ -13,9 +13,14 @@
  *
  * - `get` marks the key most recently used; `peek` does not.
  * - `set` of a new key when full first evicts the least recently used key
- *   and hands it to `onEvict(value, key)`, which runs before the new key is
- *   added (so `size` is still `capacity` then).
+ *   and hands it to `onEvict(value, key, slot)`, which runs before the new
+ *   key is added (so `size` is still `capacity` then, and the slot still
+ *   holds the evicted key).
  * - Not safe to change from inside `onEvict`.
+ * - Each key has a slot, an integer `0 … capacity - 1` that stays its own
+ *   until it is deleted or evicted: the slot methods (`find`, `valueAt`,
+ *   `setValueAt`, `add`) let a caller keep data of its own per slot (the
+ *   memory store's state slab) and skip repeated lookups.
  */
 export class LruIndex<V> {
   readonly capacity: number;
@@ -25,7 +30,7 @@ export class LruIndex<V> {
   /** Slot of the next older / newer key. Meaningful only for slots in use. */
   readonly #older: Uint32Array;
   readonly #newer: Uint32Array;
-  readonly #onEvict: (value: V, key: string) => void;
+  readonly #onEvict: (value: V, key: string, slot: number) => void;
   /** Slots given back by `delete`, reused first. */
   #free: number[] = [];
   /** Slots ever handed out: `0 … #used - 1`. */
@@ -35,7 +40,7 @@ export class LruIndex<V> {
   #newest = 0;
 
   /** @param capacity the most keys held, an integer ≥ 1 (the store validates it). */
-  constructor(capacity: number, onEvict: (value: V, key: string) => void) {
+  constructor(capacity: number, onEvict: (value: V, key: string, slot: number) => void) {
     this.capacity = capacity;
     this.#keys = new Array<string | undefined>(capacity).fill(undefined);
     this.#values = new Array<V | undefined>(capacity).fill(undefined);
@@ -50,10 +55,31 @@ export class LruIndex<V> {
 
   /** The value of `key`, now marked most recently used; undefined when absent. */
   get(key: string): V | undefined {
+    const slot = this.find(key);
+    return slot < 0 ? undefined : this.#values[slot];
+  }
+
+  /** The slot of `key`, now marked most recently used; -1 when absent. */
+  find(key: string): number {
     const slot = this.#slots.get(key);
-    if (slot === undefined) return undefined;
+    if (slot === undefined) return -1;
     this.#touch(slot);
-    return this.#values[slot];
+    return slot;
+  }
+
+  /** The slot of `key`, leaving its recency alone; -1 when absent. */
+  slotOf(key: string): number {
+    return this.#slots.get(key) ?? -1;
+  }
+
+  /** The value in a slot in use. */
+  valueAt(slot: number): V {
+    return this.#values[slot]!;
+  }
+
+  /** Replaces the value in a slot in use, leaving its recency alone. */
+  setValueAt(slot: number, value: V): void {
+    this.#values[slot] = value;
   }
 
   /** The value of `key`, leaving its recency alone; undefined when absent. */
@@ -62,14 +88,17 @@ export class LruIndex<V> {
     return slot === undefined ? undefined : this.#values[slot];
   }
 
-  /** Stores `value` under `key`, most recently used; evicts the least recently used key first when full. */
-  set(key: string, value: V): void {
+  /** Stores `value` under `key`, most recently used; evicts the least recently used key first when full. Returns the key's slot. */
+  set(key: string, value: V): number {
     const known = this.#slots.get(key);
-    if (known !== undefined) {
-      this.#values[known] = value;
-      this.#touch(known);
-      return;
-    }
+    if (known === undefined) return this.add(key, value);
+    this.#values[known] = value;
+    this.#touch(known);
+    return known;
+  }
+
+  /** Adds `key`, which must be absent, as {@link set} does. Returns its slot. */
+  add(key: string, value: V): number {
     let slot: number;
     if (this.#slots.size === this.capacity) slot = this.#evictOldest();
     else slot = this.#free.length > 0 ? this.#free.pop()! : this.#used++;
@@ -79,6 +108,7 @@ export class LruIndex<V> {
     else this.#link(slot);
     this.#newest = slot;
     this.#slots.set(key, slot);
+    return slot;
   }
 
   /** Removes `key`; true when it was there. */
@@ -115,7 +145,7 @@ export class LruIndex<V> {
     const slot = this.#oldest;
     const key = this.#keys[slot]!;
     const value = this.#values[slot]!;
-    this.#onEvict(value, key);
+    this.#onEvict(value, key, slot);
     this.#unlink(slot);
     this.#slots.delete(key);
     return slot;

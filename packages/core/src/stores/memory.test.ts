@@ -41,6 +41,38 @@ describe('memoryStore', () => {
     });
   });
 
+  describe('states of every length', () => {
+    // A state of up to SLAB_STRIDE numbers lives in the slab; longer ones (a sliding log of
+    // several hits, a blocked sliding window) are kept as arrays, and move back when they shrink.
+    it('a sliding log grows past the slab and shrinks back into it without losing a hit', () => {
+      const log = on({ algorithm: 'sliding-log', limit: 3, windowMs: 1_000 });
+      const at = (ms: number) => {
+        t = T0 + ms;
+        return sync(log.consume('k'));
+      };
+      expect([at(0), at(100), at(200), at(300)].map((d) => [d.allowed, d.remaining])).toEqual([
+        [true, 2],
+        [true, 1],
+        [true, 0],
+        [false, 0],
+      ]);
+      expect([at(1_000).allowed, at(1_050).allowed]).toEqual([true, false]); // the hit at 0 left; 100 and 200 still count
+      expect(at(1_150).allowed).toBe(true); // the hit at 100 left
+      expect(at(2_300)).toMatchObject({ allowed: true, remaining: 2 }); // every earlier hit left: a one-hit log again
+    });
+
+    it('a blocked sliding window (4 numbers) keeps its block and its counts', () => {
+      const blocked = on({ algorithm: 'sliding-window', limit: 2, windowMs: 1_000, blockDurationMs: 5_000 });
+      const at = (ms: number) => {
+        t = T0 + ms;
+        return sync(blocked.consume('k'));
+      };
+      expect([at(0).allowed, at(10).allowed, at(20).allowed]).toEqual([true, true, false]);
+      expect(at(3_000)).toMatchObject({ allowed: false, retryAfterMs: 2_020 });
+      expect(at(5_020).allowed).toBe(true);
+    });
+  });
+
   describe('with maxKeys', () => {
     it('holds at most maxKeys keys in its LRU; an evicted key with half its budget or more starts afresh', () => {
       store = memoryStore({ maxKeys: 2, pruneIntervalMs: 0 });

@@ -23,9 +23,9 @@ export interface MemoryStoreOptions {
    * keys, and a flood of new keys cannot hand a refused client its budget
    * back: that takes `ceil(maxKeys / 10)` keys that have each spent their
    * whole budget too (see `stores/eviction.ts`). Size it above the number of
-   * clients active within your longest window. The LRU's index is allocated
-   * for `maxKeys` up front (16 bytes per slot), so a very large bound costs
-   * memory and start-up time even when empty.
+   * clients active within your longest window. The LRU index and the state
+   * slab are allocated for `maxKeys` up front (40 bytes per slot), so a very
+   * large bound costs memory and start-up time even when empty.
    * @default 100_000
    */
   maxKeys?: number;
@@ -88,6 +88,19 @@ class Slots {
 type Entry = LimitState | Slots;
 
 /**
+ * The most numbers of a state kept in the slab: every algorithm's state but
+ * a sliding log's (a fixed window, token bucket, GCRA or delay state with a
+ * block, a sliding window without). 24 bytes per `maxKeys`, allocated up front.
+ */
+export const SLAB_STRIDE = 3;
+
+/**
+ * What the LRU holds for a key: an {@link Entry}, or a number, the length of
+ * a bare state kept in the slab at the key's slot.
+ */
+type Held = Entry | number;
+
+/**
  * True when the entry is a {@link Slots} wrapper. A bare state is always an
  * array, so this is `Array.isArray`, a map check in optimised code. Not
  * `instanceof Slots`: V8 does not fold that for a class held in a closure,
@@ -106,8 +119,11 @@ function isSlots(entry: Entry | undefined): entry is Slots {
  * - No timer per key. Expired state is treated as absent when read (every
  *   algorithm's state expires losslessly), and one `unref`'d timer prunes
  *   expired keys from the least recently used end.
- * - Memory: a key used by one limit costs one LRU entry holding a 1–3 number
- *   array (see `pnpm bench` for bytes per key).
+ * - Memory: a key used by one limit keeps its state (up to
+ *   {@link SLAB_STRIDE} numbers) in a `Float64Array` slab indexed by the
+ *   key's LRU slot, so it costs no object at all; longer states (a sliding
+ *   log of several entries, a blocked sliding window) and keys with several
+ *   limits' states are kept as arrays. See `pnpm bench` for bytes per key.
  * - The user-controlled key is never concatenated with anything, so it cannot
  *   collide with another limiter's namespace.
  *
@@ -128,7 +144,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   // closure variable (a heap number per decision), and updates a double field in place.
   const clock = { nowMs: 0 };
   const guarded = new GuardedKeys<Entry>(Math.ceil(maxKeys / 10));
-  const cache: LruIndex<Entry> = new LruIndex<Entry>(maxKeys, (entry, key) => {
+  const slab = new Float64Array(maxKeys * SLAB_STRIDE);
+  const cache: LruIndex<Held> = new LruIndex<Held>(maxKeys, (held, key, slot) => {
+    const entry = entryOf(slot, held);
     if (!expired(entry, clock.nowMs)) guarded.keep(key, entry, budgetLeft(entry, clock.nowMs));
     if (memoryEvictChannel.hasSubscribers) memoryEvictChannel.publish({ key, keptAside: guarded.has(key), size: cache.size + guarded.size });
   });
@@ -212,35 +230,98 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return lastAlgorithm!;
   }
 
-  /** Moves a key kept aside back into the LRU. */
-  function rescue(key: string): Entry | undefined {
-    const entry = guarded.take(key);
-    if (entry !== undefined) cache.set(key, entry);
-    return entry;
+  /** The entry a slot holds: a slab state is copied out into a new array. */
+  function entryOf(slot: number, held: Held): Entry {
+    if (typeof held !== 'number') return held;
+    const state = new Array<number>(held);
+    for (let i = 0, at = slot * SLAB_STRIDE; i < held; i++) state[i] = slab[at + i]!;
+    return state;
   }
 
+  /** Puts `entry` in a slot in use: a short bare state into the slab, anything else as it is. */
+  function hold(slot: number, entry: Entry): void {
+    if (isSlots(entry) || entry.length > SLAB_STRIDE) {
+      cache.setValueAt(slot, entry);
+      return;
+    }
+    // Unrolled (and below): a loop here cost about 200 instructions per decision.
+    const n = entry.length;
+    const at = slot * SLAB_STRIDE;
+    if (n > 0) {
+      slab[at] = entry[0]!;
+      if (n > 1) {
+        slab[at + 1] = entry[1]!;
+        if (n > 2) slab[at + 2] = entry[2]!;
+      }
+    }
+    cache.setValueAt(slot, n);
+  }
+
+  /** Stores `entry` under `key` (most recently used), or deletes the key when undefined. */
+  function put(key: string, entry: Entry | undefined): void {
+    if (entry === undefined) cache.delete(key);
+    else hold(cache.set(key, 0), entry);
+  }
+
+  /** Moves a key kept aside back into the LRU. Returns its slot, or -1 when it was not kept aside. */
+  function rescue(key: string): number {
+    const entry = guarded.take(key);
+    if (entry === undefined) return -1;
+    put(key, entry);
+    return cache.slotOf(key);
+  }
+
+  // Working arrays for a slab state of each length on the hot path: the
+  // state is copied in, stepped in place (`into`), and copied back. Made
+  // with fractional numbers so that they hold unboxed doubles from the start,
+  // all of one elements kind (an empty literal would be another, and make
+  // every element access in the steps polymorphic): a slab state of length 0
+  // (an empty sliding log) takes the general path.
+  const working: number[][] = [[0.5], [0.5], [0.5, 0.5], [0.5, 0.5, 0.5]];
+
   function evaluate(request: EvaluateRequest): Decision {
-    const { key, namespace, limits, mode } = request;
+    const { key, limits, mode } = request;
     clock.nowMs = request.nowMs;
-    let entry = cache.get(key);
-    if (entry === undefined && guarded.size > 0) entry = rescue(key);
-    if (limits.length === 1 && mode !== 'refund') {
-      // One limit: no per-limit arrays.
+    let slot = cache.find(key);
+    if (slot < 0 && guarded.size > 0) slot = rescue(key);
+    const held = slot < 0 ? undefined : cache.valueAt(slot);
+    if (limits.length === 1 && mode === 'consume' && (held === undefined || (typeof held === 'number' && held > 0))) {
       const limit = limits[0]!;
-      if (mode === 'consume' && limit.blockDurationMs === 0 && !isSlots(entry) && isPrimary(namespace, limit)) {
-        // The hottest path, an admitted consume on a key with one state: what evaluateLimit
-        // does in that case (store `next`, report the charged step), without its wrapper object
-        // and, on a known key, without a new state array.
-        // The stored array is updated in place when admitted (the `into` argument).
-        const step = algorithmOf(limit).step(entry, limit, request.cost, request.nowMs, entry as number[] | undefined);
+      if (limit.blockDurationMs === 0 && isPrimary(request.namespace, limit)) {
+        // The hottest path, an admitted consume on a key with one state in the slab: what
+        // evaluateLimit does in that case (store `next`, report the charged step), without
+        // its wrapper object and, on a known key, without any new array: the state is
+        // stepped in a working array (the `into` argument) and copied back.
+        let state: number[] | undefined;
+        if (held !== undefined) {
+          state = working[held]!;
+          const at = slot * SLAB_STRIDE;
+          state[0] = slab[at]!;
+          if (held > 1) {
+            state[1] = slab[at + 1]!;
+            if (held > 2) state[2] = slab[at + 2]!;
+          }
+        }
+        const step = algorithmOf(limit).step(state, limit, request.cost, request.nowMs, state);
         if (step.allowed) {
-          if (step.next !== entry) commit(key, entry, step.next);
+          hold(slot < 0 ? cache.add(key, 0) : slot, step.next);
           return decideOne(limit, step, undefined, true, request.cost, request.nowMs);
         }
       }
-      const slot = slotOf(namespace, limit);
-      const { decision, write: state } = evaluateLimit(readSlot(entry, slot), limit, request.cost, mode, request.nowMs);
-      if (state !== UNCHANGED) commit(key, entry, writeSlot(entry, slot, state));
+    }
+    // Every other case, on the key's entry (`slot` -1: the key is new). One function with
+    // the hot path above on purpose: V8 inlines a function this size into no caller, so it
+    // keeps its own inlining budget for the hot path's step, decision and slab writes
+    // (split in two, the small half was inlined into the limiter and ran out of budget:
+    // 1,118 -> 1,494 instructions per decision).
+    const { namespace } = request;
+    const entry = held === undefined ? undefined : entryOf(slot, held);
+    if (limits.length === 1 && mode !== 'refund') {
+      // One limit: no per-limit arrays.
+      const limit = limits[0]!;
+      const id = slotOf(namespace, limit);
+      const { decision, write: state } = evaluateLimit(readSlot(entry, id), limit, request.cost, mode, request.nowMs);
+      if (state !== UNCHANGED) commit(key, slot, writeSlot(entry, id, state));
       return decision;
     }
     const ids = slotIdsOf(namespace, limits);
@@ -256,20 +337,16 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       next = writeSlot(next, ids[i], state);
       changed = true;
     }
-    if (changed) commit(key, entry, next);
+    if (changed) commit(key, slot, next);
     return decision;
   }
 
-  /** Stores `next` under `key`, where `entry` is what was read. */
-  function commit(key: string, entry: Entry | undefined, next: Entry | undefined): void {
+  /** Stores `next` under `key`, whose slot is `slot` (-1: not held); undefined deletes it. */
+  function commit(key: string, slot: number, next: Entry | undefined): void {
     if (next === undefined) {
-      if (entry !== undefined) cache.delete(key);
-    } else if (next !== entry) {
-      // Copy in place when the shape is unchanged: saves a second hash lookup per decision.
-      if (Array.isArray(entry) && Array.isArray(next) && entry.length === next.length) {
-        for (let i = 0; i < next.length; i++) (entry as number[])[i] = next[i]!;
-      } else cache.set(key, next);
-    }
+      if (slot >= 0) cache.delete(key);
+    } else if (slot >= 0) hold(slot, next);
+    else put(key, next);
   }
 
   /** The share (0–1) of budget a key has left at `atMs`: the least over its limits. */
@@ -303,8 +380,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     let liveRun = 0;
     const doomed: string[] = [];
     for (const key of cache.rkeys()) {
-      const entry = cache.peek(key);
-      if (entry === undefined || expired(entry, nowMs)) {
+      const slot = cache.slotOf(key);
+      if (expired(entryOf(slot, cache.valueAt(slot)), nowMs)) {
         doomed.push(key);
         liveRun = 0;
       } else if (++liveRun >= 1_000) break;
@@ -325,12 +402,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     clock: 'caller',
     evaluate,
     resetKey(key, namespace) {
-      const entry = cache.get(key) ?? rescue(key);
-      if (entry === undefined) return;
-      let next: Entry | undefined = entry;
+      let slot = cache.find(key);
+      if (slot < 0) slot = rescue(key);
+      if (slot < 0) return;
+      let next: Entry | undefined = entryOf(slot, cache.valueAt(slot));
       for (const limit of knownLimits(namespace)) next = writeSlot(next, slotOf(namespace, limit), undefined);
-      if (next === undefined) cache.delete(key);
-      else if (next !== entry) cache.set(key, next);
+      commit(key, slot, next);
     },
     prune,
     get size() {
