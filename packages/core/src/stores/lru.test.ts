@@ -79,6 +79,22 @@ describe('LruIndex', () => {
     expect(slots).toEqual([first]);
   });
 
+  it('grows its slots as keys arrive, keeping every key, value and the recency order', () => {
+    const { lru, evicted } = index(3_000);
+    expect(lru.allocated).toBe(1_024);
+    for (let i = 0; i < 2_500; i++) lru.set(`k${i}`, i);
+    expect(lru.allocated).toBe(3_000); // 1,024 -> 2,048 -> 3,000 (capped at capacity)
+    expect(lru.get('k0')).toBe(0); // now the most recently used
+    for (let i = 2_500; i < 3_001; i++) lru.set(`k${i}`, i);
+    expect(evicted).toEqual([['k1', 1]]);
+    const order = [...lru.rkeys()];
+    expect(order.slice(0, 2)).toEqual(['k2', 'k3']);
+    expect(order.at(-2)).toBe('k2999');
+    expect(order.at(-1)).toBe('k3000');
+    expect(order.indexOf('k0')).toBe(2_498);
+    expect(lru.peek('k1234')).toBe(1_234);
+  });
+
   it('behaves as a Map kept in recency order, for any sequence of operations', () => {
     type Op = { op: 'get' | 'peek' | 'set' | 'delete'; key: string; value: number };
     const op: fc.Arbitrary<Op> = fc.record({ op: fc.constantFrom('get', 'peek', 'set', 'set', 'delete'), key: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), value: fc.integer() });

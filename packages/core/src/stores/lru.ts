@@ -8,8 +8,10 @@
  * for TTLs, sizes and fetches this store never uses), and every `get` reads
  * an options object and checks staleness and background fetches. This class
  * keeps only what the store needs: a `Map` from key to slot, the keys and
- * values by slot, and the recency links in two `Uint32Array`s, all
- * allocated for `capacity` up front (16 bytes per slot).
+ * values by slot, and the recency links in two `Uint32Array`s (16 bytes
+ * per slot). They start small and double as keys arrive, up to
+ * `capacity`, so a store with a large bound that holds few keys costs
+ * little (a slot number never exceeds the number of keys held so far).
  *
  * - `get` marks the key most recently used; `peek` does not.
  * - `set` of a new key when full first evicts the least recently used key
@@ -22,14 +24,17 @@
  *   `setValueAt`, `add`) let a caller keep data of its own per slot (the
  *   memory store's state slab) and skip repeated lookups.
  */
+/** Slots allocated when an index is made; the arrays double from there. */
+const INITIAL_SLOTS = 1_024;
+
 export class LruIndex<V> {
   readonly capacity: number;
   readonly #slots = new Map<string, number>();
-  readonly #keys: Array<string | undefined>;
-  readonly #values: Array<V | undefined>;
+  #keys: Array<string | undefined>;
+  #values: Array<V | undefined>;
   /** Slot of the next older / newer key. Meaningful only for slots in use. */
-  readonly #older: Uint32Array;
-  readonly #newer: Uint32Array;
+  #older: Uint32Array;
+  #newer: Uint32Array;
   readonly #onEvict: (value: V, key: string, slot: number) => void;
   /** Slots given back by `delete`, reused first. */
   #free: number[] = [];
@@ -42,10 +47,11 @@ export class LruIndex<V> {
   /** @param capacity the most keys held, an integer ≥ 1 (the store validates it). */
   constructor(capacity: number, onEvict: (value: V, key: string, slot: number) => void) {
     this.capacity = capacity;
-    this.#keys = new Array<string | undefined>(capacity).fill(undefined);
-    this.#values = new Array<V | undefined>(capacity).fill(undefined);
-    this.#older = new Uint32Array(capacity);
-    this.#newer = new Uint32Array(capacity);
+    const size = Math.min(capacity, INITIAL_SLOTS);
+    this.#keys = new Array<string | undefined>(size).fill(undefined);
+    this.#values = new Array<V | undefined>(size).fill(undefined);
+    this.#older = new Uint32Array(size);
+    this.#newer = new Uint32Array(size);
     this.#onEvict = onEvict;
   }
 
@@ -101,7 +107,11 @@ export class LruIndex<V> {
   add(key: string, value: V): number {
     let slot: number;
     if (this.#slots.size === this.capacity) slot = this.#evictOldest();
-    else slot = this.#free.length > 0 ? this.#free.pop()! : this.#used++;
+    else if (this.#free.length > 0) slot = this.#free.pop()!;
+    else {
+      slot = this.#used++;
+      if (slot === this.#older.length) this.#grow();
+    }
     this.#keys[slot] = key;
     this.#values[slot] = value;
     if (this.#slots.size === 0) this.#oldest = slot;
@@ -132,12 +142,32 @@ export class LruIndex<V> {
     }
   }
 
+  /** The slots allocated so far: every slot handed out is below this. */
+  get allocated(): number {
+    return this.#older.length;
+  }
+
   clear(): void {
     this.#slots.clear();
     this.#keys.fill(undefined);
     this.#values.fill(undefined);
     this.#free = [];
     this.#used = 0;
+  }
+
+  /** Doubles the slot arrays (up to `capacity`). */
+  #grow(): void {
+    const size = Math.min(this.capacity, this.#older.length * 2);
+    const older = new Uint32Array(size);
+    older.set(this.#older);
+    this.#older = older;
+    const newer = new Uint32Array(size);
+    newer.set(this.#newer);
+    this.#newer = newer;
+    for (let slot = this.#keys.length; slot < size; slot++) {
+      this.#keys.push(undefined);
+      this.#values.push(undefined);
+    }
   }
 
   /** Drops the least recently used key, tells `onEvict`, and returns its slot for reuse. */

@@ -61,6 +61,18 @@ describe('memoryStore', () => {
       expect(at(2_300)).toMatchObject({ allowed: true, remaining: 2 }); // every earlier hit left: a one-hit log again
     });
 
+    it('keeps every state as its slab grows past its first 1,024 slots', () => {
+      store.dispose();
+      store = memoryStore({ maxKeys: 5_000, pruneIntervalMs: 0 });
+      const limiter = on({ algorithm: 'sliding-window', limit: 10, windowMs: 1_000 });
+      const keys = Array.from({ length: 3_000 }, (_, i) => `10.0.${i >> 8}.${i & 255}`);
+      keys.forEach((key, i) => {
+        for (let hit = 0; hit <= i % 3; hit++) sync(limiter.consume(key));
+      });
+      expect(keys.map((key) => sync(limiter.peek(key)).remaining)).toEqual(keys.map((_, i) => 10 - (i % 3) - 1));
+      expect(store.size).toBe(3_000);
+    });
+
     it('a blocked sliding window (4 numbers) keeps its block and its counts', () => {
       const blocked = on({ algorithm: 'sliding-window', limit: 2, windowMs: 1_000, blockDurationMs: 5_000 });
       const at = (ms: number) => {

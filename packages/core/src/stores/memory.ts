@@ -24,8 +24,9 @@ export interface MemoryStoreOptions {
    * back: that takes `ceil(maxKeys / 10)` keys that have each spent their
    * whole budget too (see `stores/eviction.ts`). Size it above the number of
    * clients active within your longest window. The LRU index and the state
-   * slab are allocated for `maxKeys` up front (40 bytes per slot), so a very
-   * large bound costs memory and start-up time even when empty.
+   * slab take 40 bytes per slot; they start at 1,024 slots and double as
+   * keys arrive, so a large bound costs memory only once that many keys are
+   * active.
    * @default 100_000
    */
   maxKeys?: number;
@@ -90,7 +91,7 @@ type Entry = LimitState | Slots;
 /**
  * The most numbers of a state kept in the slab: every algorithm's state but
  * a sliding log's (a fixed window, token bucket, GCRA or delay state with a
- * block, a sliding window without). 24 bytes per `maxKeys`, allocated up front.
+ * block, a sliding window without). 24 bytes per slot.
  */
 export const SLAB_STRIDE = 3;
 
@@ -121,7 +122,8 @@ function isSlots(entry: Entry | undefined): entry is Slots {
  *   expired keys from the least recently used end.
  * - Memory: a key used by one limit keeps its state (up to
  *   {@link SLAB_STRIDE} numbers) in a `Float64Array` slab indexed by the
- *   key's LRU slot, so it costs no object at all; longer states (a sliding
+ *   key's LRU slot, so it costs no object at all (the slab and the index
+ *   start small and double as keys arrive, up to `maxKeys`); longer states (a sliding
  *   log of several entries, a blocked sliding window) and keys with several
  *   limits' states are kept as arrays. See `pnpm bench` for bytes per key.
  * - The user-controlled key is never concatenated with anything, so it cannot
@@ -144,7 +146,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   // closure variable (a heap number per decision), and updates a double field in place.
   const clock = { nowMs: 0 };
   const guarded = new GuardedKeys<Entry>(Math.ceil(maxKeys / 10));
-  const slab = new Float64Array(maxKeys * SLAB_STRIDE);
+  // Grows with the index (LruIndex.allocated), up to maxKeys * SLAB_STRIDE numbers.
+  let slab = new Float64Array(0);
   const cache: LruIndex<Held> = new LruIndex<Held>(maxKeys, (held, key, slot) => {
     const entry = entryOf(slot, held);
     if (!expired(entry, clock.nowMs)) guarded.keep(key, entry, budgetLeft(entry, clock.nowMs));
@@ -247,6 +250,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     // Unrolled (and below): a loop here cost about 200 instructions per decision.
     const n = entry.length;
     const at = slot * SLAB_STRIDE;
+    if (at >= slab.length) growSlab();
     if (n > 0) {
       slab[at] = entry[0]!;
       if (n > 1) {
@@ -255,6 +259,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       }
     }
     cache.setValueAt(slot, n);
+  }
+
+  /** Sizes the slab to the index's slots. */
+  function growSlab(): void {
+    const grown = new Float64Array(cache.allocated * SLAB_STRIDE);
+    grown.set(slab);
+    slab = grown;
   }
 
   /** Stores `entry` under `key` (most recently used), or deletes the key when undefined. */
