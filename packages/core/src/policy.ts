@@ -1,4 +1,4 @@
-import { algorithmOf } from './algorithms/index.js';
+import { algorithmOf, stepOf } from './algorithms/index.js';
 import { blockedUntil, hasBlock, withBlock, withoutBlock } from './algorithms/block.js';
 import type { LimitState, Step } from './algorithms/types.js';
 import { buildDecision, type Decision, decideOne, decisionOf, type LimitDecision, limitDecision } from './decision.js';
@@ -144,8 +144,8 @@ export function evaluateLimit(state: LimitState | undefined, limit: ResolvedLimi
  * is ignored (the next write drops it). Pure; does not mutate `state`.
  */
 export function stepLimit(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): Step {
+  if (limit.blockDurationMs === 0 || state === undefined || !hasBlock(state, limit.algorithm)) return stepOf(limit.algorithm, state, limit, cost, nowMs);
   const algorithm = algorithmOf(limit.algorithm);
-  if (limit.blockDurationMs === 0 || state === undefined || !hasBlock(state, limit.algorithm)) return algorithm.step(state, limit, cost, nowMs);
   const untilMs = state[state.length - 1]!;
   const step = algorithm.step(withoutBlock(state, limit.algorithm), limit, cost, nowMs);
   if (untilMs <= nowMs) return step;

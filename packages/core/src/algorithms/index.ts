@@ -1,11 +1,11 @@
-import type { AlgorithmName } from '../limit.js';
+import type { AlgorithmName, ResolvedLimit } from '../limit.js';
 import { delay } from './delay.js';
 import { fixedWindow } from './fixed-window.js';
 import { gcra } from './gcra.js';
 import { slidingLog } from './sliding-log.js';
 import { slidingWindow } from './sliding-window.js';
 import { tokenBucket } from './token-bucket.js';
-import type { Algorithm } from './types.js';
+import type { Algorithm, LimitState, Step } from './types.js';
 
 /** Every algorithm by name. Stores that evaluate in process look algorithms up here. */
 export const algorithms: Readonly<Record<AlgorithmName, Algorithm>> = Object.freeze({
@@ -38,6 +38,29 @@ export function algorithmOf(name: AlgorithmName): Algorithm {
       return delay;
     default:
       return slidingLog;
+  }
+}
+
+/**
+ * `algorithmOf(name).step(state, limit, cost, nowMs)`, with one call site
+ * per algorithm: each stays monomorphic, so V8 can inline the steps a
+ * process uses where limits of several algorithms meet (a policy), and then
+ * allocate no {@link Step} for them.
+ */
+export function stepOf(name: AlgorithmName, state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): Step {
+  switch (name) {
+    case 'fixed-window':
+      return fixedWindow.step(state, limit, cost, nowMs);
+    case 'gcra':
+      return gcra.step(state, limit, cost, nowMs);
+    case 'token-bucket':
+      return tokenBucket.step(state, limit, cost, nowMs);
+    case 'sliding-window':
+      return slidingWindow.step(state, limit, cost, nowMs);
+    case 'delay':
+      return delay.step(state, limit, cost, nowMs);
+    default:
+      return slidingLog.step(state, limit, cost, nowMs);
   }
 }
 
