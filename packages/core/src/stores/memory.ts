@@ -296,15 +296,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     let slot = cache.find(key);
     if (slot < 0 && guarded.size > 0) slot = rescue(key);
     const held = slot < 0 ? undefined : cache.valueAt(slot);
-    if (limits.length === 1 && mode === 'consume' && (held === undefined || (typeof held === 'number' && held > 0))) {
+    if (limits.length === 1 && mode === 'consume' && (held === undefined || (typeof held === 'number' ? held > 0 : Array.isArray(held)))) {
       const limit = limits[0]!;
       if (limit.blockDurationMs === 0 && isPrimary(request.namespace, limit)) {
-        // The hottest path, an admitted consume on a key with one state in the slab: what
-        // evaluateLimit does in that case (store `next`, report the charged step), without
-        // its wrapper object and, on a known key, without any new array: the state is
-        // stepped in a working array (the `into` argument) and copied back.
-        let state: number[] | undefined;
-        if (held !== undefined) {
+        // The hottest path, an admitted consume on a key with one state: what evaluateLimit
+        // does in that case (store `next`, report the charged step), without its wrapper
+        // object and, on a known key, without any new array: a slab state is stepped in a
+        // working array (the `into` argument) and copied back, a longer one in place.
+        let state = held as number[] | undefined; // a bare state too long for the slab, stepped in place
+        if (typeof held === 'number') {
           state = working[held]!;
           const at = slot * SLAB_STRIDE;
           state[0] = slab[at]!;
