@@ -7,11 +7,14 @@ import { HELLO, listenNode, serveHttp } from '../lib/http-server.mjs';
 serveHttp((scenario) => {
   const app = express();
   if (scenario === 'noop') app.use((_req, _res, next) => next());
-  else if (scenario === 'minimal') {
-    const decide = minimalLimiter();
+  else if (scenario === 'minimal' || scenario === 'minimal-reject') {
+    // The floor: core's limiter and the legacy headers; a refusal answered as plainly as Express can.
+    const decide = minimalLimiter(scenario === 'minimal' ? undefined : 1);
     app.use((req, res, next) => {
-      for (const [name, value] of decide(req.ip)) res.setHeader(name, value);
-      next();
+      const { allowed, headers } = decide(req.ip);
+      for (const [name, value] of headers) res.setHeader(name, value);
+      if (allowed) next();
+      else res.status(429).send('Too many requests');
     });
   } else if (scenario !== 'bare') throw new Error(`unknown scenario ${scenario}`);
   app.get('/', (_req, res) => {

@@ -7,11 +7,15 @@ import { HELLO, listenNode, serveHttp } from '../lib/http-server.mjs';
 serveHttp((scenario) => {
   const app = new Koa();
   if (scenario === 'noop') app.use((_ctx, next) => next());
-  else if (scenario === 'minimal') {
-    const decide = minimalLimiter();
+  else if (scenario === 'minimal' || scenario === 'minimal-reject') {
+    // The floor: core's limiter and the legacy headers; a refusal answered as plainly as Koa can.
+    const decide = minimalLimiter(scenario === 'minimal' ? undefined : 1);
     app.use((ctx, next) => {
-      for (const [name, value] of decide(ctx.ip)) ctx.set(name, value);
-      return next();
+      const { allowed, headers } = decide(ctx.ip);
+      for (const [name, value] of headers) ctx.set(name, value);
+      if (allowed) return next();
+      ctx.status = 429;
+      ctx.body = 'Too many requests';
     });
   } else if (scenario !== 'bare') throw new Error(`unknown scenario ${scenario}`);
   app.use((ctx) => {

@@ -9,15 +9,20 @@
 import { createLimiter, memoryStore } from '@ratekit/core';
 import { NEVER, WINDOW_MS } from './http-server.mjs';
 
-/** `decide(ip)` → the three legacy headers as `[name, value]` pairs. */
-export function minimalLimiter() {
-  const limiter = createLimiter({ limits: { limit: NEVER, windowMs: WINDOW_MS }, store: memoryStore({ pruneIntervalMs: 0 }) });
+/**
+ * `decide(ip)` → `{ allowed, headers }`: the three legacy headers as `[name, value]` pairs, and
+ * Retry-After on a refusal. `limit` per window: NEVER (the pass floor) or 1 (the refusal floor).
+ */
+export function minimalLimiter(limit = NEVER) {
+  const limiter = createLimiter({ limits: { limit, windowMs: WINDOW_MS }, store: memoryStore({ pruneIntervalMs: 0 }) });
   return (ip) => {
     const d = limiter.consume(ip);
-    return [
+    const headers = [
       ['X-RateLimit-Limit', String(d.limit)],
       ['X-RateLimit-Remaining', String(d.remaining)],
       ['X-RateLimit-Reset', String(Math.ceil((d.nowMs + d.resetMs) / 1000))],
     ];
+    if (!d.allowed) headers.push(['Retry-After', String(Math.ceil(d.retryAfterMs / 1000))]);
+    return { allowed: d.allowed, headers };
   };
 }

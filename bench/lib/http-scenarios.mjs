@@ -28,6 +28,9 @@ function framework(name, limiters) {
     row(name, 'noop', { limiter: name === 'fastify' ? 'no-op hook' : 'no-op middleware', script: `${name}-bare`, arg: 'noop', expect: 'plain', reference: true }),
     // The floor of a limiter with the adapters' default headers (lib/http-minimal.mjs): not judged, read the adapters against it.
     row(name, 'minimal', { limiter: 'minimal limiter (floor)', script: `${name}-bare`, arg: 'minimal', expect: 'pass', reference: true }),
+    // The same refusing every request (limit 1) the framework's own way (Fastify: through its error handling, as the
+    // adapters must): the floor of a refusal, read beside the minimal pass.
+    row(name, 'minimal-reject', { limiter: 'minimal limiter (floor), refusing', scenario: 'reject', script: `${name}-bare`, arg: 'minimal-reject', expect: 'reject', reference: true, passId: 'minimal' }),
   ];
   for (const [prefix, label, script, argPrefix, ours] of limiters) {
     rows.push(row(name, `${prefix}-pass`, { limiter: label, scenario: 'pass', script, arg: `${argPrefix}pass`, expect: 'pass', ours }));
