@@ -88,9 +88,10 @@ export function evaluatePolicy(
 
 /**
  * {@link evaluatePolicy}'s common case, a consume that every limit admits:
- * each limit's step is reported as soon as it is computed, so no step
- * outlives its turn of the loop (V8 then allocates none). Undefined, at
- * the first limit that refuses, for the general path to decide.
+ * each limit's step is reported as soon as it is computed, with no arrays
+ * of steps and no second pass at cost 0. (The steps themselves are still
+ * allocated: V8 does not inline two of them here within its budget.)
+ * Undefined, at the first limit that refuses, for the general path to decide.
  */
 function admitAll(states: ReadonlyArray<LimitState | undefined>, limits: readonly ResolvedLimit[], cost: number, nowMs: number): PolicyOutcome | undefined {
   const n = limits.length;
@@ -145,9 +146,8 @@ export function evaluateLimit(state: LimitState | undefined, limit: ResolvedLimi
  */
 export function stepLimit(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): Step {
   if (limit.blockDurationMs === 0 || state === undefined || !hasBlock(state, limit.algorithm)) return stepOf(limit.algorithm, state, limit, cost, nowMs);
-  const algorithm = algorithmOf(limit.algorithm);
   const untilMs = state[state.length - 1]!;
-  const step = algorithm.step(withoutBlock(state, limit.algorithm), limit, cost, nowMs);
+  const step = stepOf(limit.algorithm, withoutBlock(state, limit.algorithm), limit, cost, nowMs);
   if (untilMs <= nowMs) return step;
   const leftMs = untilMs - nowMs;
   return {

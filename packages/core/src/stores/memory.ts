@@ -93,7 +93,7 @@ type Entry = LimitState | Slots;
  * a sliding log's (a fixed window, token bucket, GCRA or delay state with a
  * block, a sliding window without). 24 bytes per slot.
  */
-export const SLAB_STRIDE = 3;
+const SLAB_STRIDE = 3;
 
 /**
  * What the LRU holds for a key: an {@link Entry}, or a number, the length of
@@ -120,8 +120,8 @@ function isSlots(entry: Entry | undefined): entry is Slots {
  * - No timer per key. Expired state is treated as absent when read (every
  *   algorithm's state expires losslessly), and one `unref`'d timer prunes
  *   expired keys from the least recently used end.
- * - Memory: a key used by one limit keeps its state (up to
- *   {@link SLAB_STRIDE} numbers) in a `Float64Array` slab indexed by the
+ * - Memory: a key used by one limit keeps its state (up to 3 numbers,
+ *   `SLAB_STRIDE`) in a `Float64Array` slab indexed by the
  *   key's LRU slot, so it costs no object at all (the slab and the index
  *   start small and double as keys arrive, up to `maxKeys`); longer states (a sliding
  *   log of several entries, a blocked sliding window) and keys with several
@@ -268,18 +268,21 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     slab = grown;
   }
 
-  /** Stores `entry` under `key` (most recently used), or deletes the key when undefined. */
-  function put(key: string, entry: Entry | undefined): void {
-    if (entry === undefined) cache.delete(key);
-    else hold(cache.set(key, 0), entry);
+  /** Stores `entry` under `key` (most recently used) and returns its slot; undefined deletes the key (-1). */
+  function put(key: string, entry: Entry | undefined): number {
+    if (entry === undefined) {
+      cache.delete(key);
+      return -1;
+    }
+    const slot = cache.set(key, 0);
+    hold(slot, entry);
+    return slot;
   }
 
   /** Moves a key kept aside back into the LRU. Returns its slot, or -1 when it was not kept aside. */
   function rescue(key: string): number {
     const entry = guarded.take(key);
-    if (entry === undefined) return -1;
-    put(key, entry);
-    return cache.slotOf(key);
+    return entry === undefined ? -1 : put(key, entry);
   }
 
   // Working arrays for a slab state of each length on the hot path: the
