@@ -5,7 +5,7 @@ import { capacityOf, type LimitOptions, type ResolvedLimit, resolveLimit } from 
 import { evaluatePolicy, type EvaluateMode } from './policy.js';
 import { memoryStore } from './stores/memory.js';
 import type { MaybePromise, RateLimitStore } from './stores/types.js';
-import { resolveStoreTimeoutMs, withStoreTimeout } from './store-timeout.js';
+import { resolveStoreTimeoutMs, storeCallBound } from './store-timeout.js';
 import { assertFunction, assertKnownKeys, assertNonNegative, assertObject, assertPositive } from './validate.js';
 
 /** The options {@link createLimiter} takes. */
@@ -152,6 +152,8 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
   const limitsFor = resolveLimitsOption(options.limits, options.store, typeof defaultCost === 'number' ? defaultCost : 0);
   // Made last, so a bad option does not leave a store (and its prune timer) behind.
   const store = options.store ?? memoryStore();
+  // Every asynchronous store call is bounded by storeTimeoutMs, with one timer for all of them.
+  const bounded = storeCallBound(storeTimeoutMs, store.name);
 
   function costOf(call: CallOptions<TContext> | undefined): number {
     const cost = call?.cost ?? (typeof defaultCost === 'function' ? defaultCost(call?.context as TContext) : defaultCost);
@@ -171,7 +173,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
       return recover(error, mode, key, call, limits, request.nowMs);
     }
     if (!isPromise(result)) return result;
-    return withStoreTimeout(Promise.resolve(result), storeTimeoutMs, store.name).catch((error) => recover(error, mode, key, call, limits, request.nowMs));
+    return bounded(result, undefined, (error) => recover(error, mode, key, call, limits, request.nowMs));
   }
 
   /** {@link run} with a `ratekit:decision` subscriber: the same steps, timed and published. */
@@ -192,7 +194,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
       return fall(error);
     }
     if (!isPromise(result)) return publish(result, false);
-    return withStoreTimeout(Promise.resolve(result), storeTimeoutMs, store.name).then((decision) => publish(decision, false), fall);
+    return bounded(result, (decision) => publish(decision, false), fall);
   }
 
   /** Throws the store error under `'throw'`; otherwise hands it to `onError` so it is never swallowed. */
@@ -221,7 +223,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
       return failed(error);
     }
     if (!isPromise(result)) return result;
-    return withStoreTimeout(Promise.resolve(result), storeTimeoutMs, store.name).catch(failed);
+    return bounded(result, undefined, failed);
   }
 
   function recover(

@@ -1,5 +1,5 @@
 import { RateKitOptionError } from './errors.js';
-import { DEFAULT_STORE_TIMEOUT_MS, resolveStoreTimeoutMs, withStoreTimeout } from './store-timeout.js';
+import { DEFAULT_STORE_TIMEOUT_MS, resolveStoreTimeoutMs, storeCallBound, withStoreTimeout } from './store-timeout.js';
 
 describe('resolveStoreTimeoutMs', () => {
   it.each([
@@ -45,5 +45,99 @@ describe('withStoreTimeout', () => {
   it('with Infinity, is the promise itself: no timer', () => {
     const call = Promise.resolve(1);
     expect(withStoreTimeout(call, Number.POSITIVE_INFINITY, 'fake')).toBe(call);
+  });
+});
+
+describe('storeCallBound: one timer for the calls of one limiter', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  /** A store call the test answers by hand. */
+  function deferred<T>() {
+    let resolve!: (value: T) => void;
+    let reject!: (error: unknown) => void;
+    const promise = new Promise<T>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    return { promise, resolve, reject };
+  }
+  const failures = (error: unknown) => `failed: ${(error as Error).message}`;
+
+  it('times out each pending call at its own deadline, started 0, 40 and 80 ms apart, with at most one timer set', async () => {
+    const bounded = storeCallBound(100, 'fake');
+    const calls = [deferred<string>(), deferred<string>(), deferred<string>()];
+    const seen: Array<[number, string]> = [];
+    const started = Date.now();
+    const watch = (i: number) => bounded(calls[i]!.promise, undefined, failures).then((outcome) => seen.push([Date.now() - started, `${i} ${outcome}`]));
+    const done = [watch(0)];
+    await jest.advanceTimersByTimeAsync(40);
+    done.push(watch(1));
+    await jest.advanceTimersByTimeAsync(40);
+    done.push(watch(2));
+    expect(jest.getTimerCount()).toBe(1);
+    calls[1]!.resolve('answered');
+    await jest.advanceTimersByTimeAsync(200);
+    await Promise.all(done);
+    expect(seen).toEqual([
+      [80, '1 answered'],
+      [100, '0 failed: [ratekit] The fake store did not answer within 100 ms'],
+      [180, '2 failed: [ratekit] The fake store did not answer within 100 ms'],
+    ]);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('clears its timer as soon as no call is pending, so it never holds the process open', async () => {
+    const bounded = storeCallBound(1_000, 'fake');
+    const a = deferred<number>();
+    const b = deferred<number>();
+    const both = Promise.all([bounded(a.promise, (n) => `doubled ${n * 2}`, failures), bounded(b.promise, (n) => `doubled ${n * 2}`, failures)]);
+    expect(jest.getTimerCount()).toBe(1);
+    b.resolve(2);
+    await Promise.resolve();
+    expect(jest.getTimerCount()).toBe(1);
+    a.resolve(1);
+    await expect(both).resolves.toEqual(['doubled 2', 'doubled 4']);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it("hands the store's own failure to onRejected, and ignores an answer that comes after the timeout", async () => {
+    const bounded = storeCallBound(50, 'fake');
+    const late = deferred<string>();
+    const failing = bounded(Promise.reject(new Error('connection reset')), undefined, failures);
+    await expect(failing).resolves.toBe('failed: connection reset');
+    const timedOut = bounded(late.promise, undefined, failures);
+    await jest.advanceTimersByTimeAsync(50);
+    late.resolve('too late');
+    await expect(timedOut).resolves.toBe('failed: [ratekit] The fake store did not answer within 50 ms');
+  });
+
+  it('rejects with what onFulfilled or onRejected throws', async () => {
+    const bounded = storeCallBound(50, 'fake');
+    const boom = new Error('boom');
+    const thrower = () => {
+      throw boom;
+    };
+    await expect(bounded(Promise.resolve(1), thrower, failures)).rejects.toBe(boom);
+    await expect(bounded(Promise.reject(new Error('x')), undefined, thrower)).rejects.toBe(boom);
+  });
+
+  it('keeps working across thousands of calls (the queue is compacted), and still times out the one left hanging', async () => {
+    const bounded = storeCallBound(100, 'fake');
+    const hanging = bounded(new Promise<string>(() => undefined), undefined, failures);
+    const answered = await Promise.all(Array.from({ length: 5_000 }, (_, i) => bounded(Promise.resolve(i), undefined, failures)));
+    expect(answered[4_999]).toBe(4_999);
+    await jest.advanceTimersByTimeAsync(100);
+    await expect(hanging).resolves.toBe('failed: [ratekit] The fake store did not answer within 100 ms');
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('with Infinity, sets no timer', async () => {
+    const bounded = storeCallBound(Number.POSITIVE_INFINITY, 'fake');
+    const pending = bounded(new Promise<string>(() => undefined), undefined, failures);
+    expect(jest.getTimerCount()).toBe(0);
+    await jest.advanceTimersByTimeAsync(10_000_000);
+    const settled = await Promise.race([pending.then(() => 'settled'), Promise.resolve('pending')]);
+    expect(settled).toBe('pending');
   });
 });

@@ -31,20 +31,128 @@ export function resolveStoreTimeoutMs(value: unknown): number {
 }
 
 /**
+ * Bounds store calls by one `timeoutMs` with one timer for all of them,
+ * instead of a timer, a race and their promises per call: a limiter makes
+ * one and runs every store call through it. Calls bounded by the same
+ * timeout reach their deadlines in the order they started, so pending calls
+ * wait in a queue: a call that settles leaves it (with the calls before it
+ * that have settled), the timer is set for the oldest pending call, and it
+ * is cleared as soon as none is pending, so it never holds the process open
+ * by itself. Deadlines are read from `performance.now()`, never from the
+ * limiter's clock (which tests may fix).
+ *
+ * The bound function takes the store's call, an optional `onFulfilled` and
+ * an `onRejected` that receives the call's own failure or, when it has not
+ * settled within `timeoutMs`, a `RateKitError` of code `ERR_RATEKIT_STORE`
+ * (`The <storeName> store did not answer within <timeoutMs> ms`). It
+ * returns one promise of what they return (or throw). An answer after the
+ * timeout is ignored; the call may still land on the store (it errs
+ * strict). With `timeoutMs` `Infinity` there is no timer at all.
+ *
+ * @example
+ * const bounded = storeCallBound(200, 'redis');
+ * const decision = await bounded(store.evaluate(request), undefined, (error) => fallback(error));
+ */
+export function storeCallBound(timeoutMs: number, storeName: string): StoreCallBound {
+  if (timeoutMs === Number.POSITIVE_INFINITY) return (call, onFulfilled, onRejected) => Promise.resolve(call).then(onFulfilled, onRejected);
+  const queue: PendingCall[] = [];
+  let head = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const arm = (delayMs: number) => {
+    timer = setTimeout(expire, Math.max(1, Math.ceil(delayMs)));
+  };
+  // Drops the settled calls at the head; clears the timer when none is pending.
+  const dropSettled = () => {
+    while (head < queue.length && queue[head]!.settled) head++;
+    if (head === queue.length) {
+      queue.length = 0;
+      head = 0;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    } else if (head >= 1_024 && head * 2 >= queue.length) {
+      queue.splice(0, head);
+      head = 0;
+    }
+  };
+  function expire() {
+    timer = undefined;
+    const nowMs = performance.now();
+    while (head < queue.length) {
+      const pending = queue[head]!;
+      if (!pending.settled) {
+        if (pending.deadlineMs > nowMs) break;
+        pending.settled = true;
+        pending.fail(new RateKitError('ERR_RATEKIT_STORE', `The ${storeName} store did not answer within ${timeoutMs} ms`));
+      }
+      head++;
+    }
+    dropSettled();
+    // A failure's handler may have started a call, and with it the timer, meanwhile.
+    if (head < queue.length && timer === undefined) arm(queue[head]!.deadlineMs - nowMs);
+  }
+
+  return <T, R>(call: PromiseLike<T>, onFulfilled: ((value: T) => R | PromiseLike<R>) | undefined, onRejected: (error: unknown) => R | PromiseLike<R>) =>
+    new Promise<R>((resolve, reject) => {
+      const fail = (error: unknown) => {
+        try {
+          resolve(onRejected(error));
+        } catch (thrown) {
+          reject(thrown);
+        }
+      };
+      const pending: PendingCall = { deadlineMs: performance.now() + timeoutMs, settled: false, fail };
+      queue.push(pending);
+      if (timer === undefined) arm(timeoutMs);
+      call.then(
+        (value) => {
+          if (pending.settled) return;
+          pending.settled = true;
+          dropSettled();
+          if (onFulfilled === undefined) resolve(value as unknown as R);
+          else {
+            try {
+              resolve(onFulfilled(value));
+            } catch (thrown) {
+              reject(thrown);
+            }
+          }
+        },
+        (error: unknown) => {
+          if (pending.settled) return;
+          pending.settled = true;
+          dropSettled();
+          fail(error);
+        },
+      );
+    });
+}
+
+/** A store call bounded by {@link storeCallBound}'s timeout: one promise of what `onFulfilled` or `onRejected` gives. */
+export type StoreCallBound = <T, R = T>(call: PromiseLike<T>, onFulfilled: ((value: T) => R | PromiseLike<R>) | undefined, onRejected: (error: unknown) => R | PromiseLike<R>) => Promise<R>;
+
+interface PendingCall {
+  readonly deadlineMs: number;
+  settled: boolean;
+  readonly fail: (error: unknown) => void;
+}
+
+/**
  * `promise`, bounded by `timeoutMs`: when it has not settled by then, the
  * result rejects with a `RateKitError` of code `ERR_RATEKIT_STORE`
  * (`The <storeName> store did not answer within <timeoutMs> ms`); `Infinity`
  * gives `promise` itself. The timer is cleared as soon as `promise` settles.
  * A call that times out may still land on the store later (it errs strict).
+ * For many calls with one timeout, {@link storeCallBound} shares one timer.
  *
  * @example
  * await withStoreTimeout(redis.get(key), 1_000, 'redis');
  */
 export function withStoreTimeout<T>(promise: Promise<T>, timeoutMs: number, storeName: string): Promise<T> {
   if (timeoutMs === Number.POSITIVE_INFINITY) return promise;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The ${storeName} store did not answer within ${timeoutMs} ms`)), timeoutMs);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return storeCallBound(timeoutMs, storeName)(promise, undefined, rethrow);
+}
+
+function rethrow(error: unknown): never {
+  throw error;
 }
