@@ -18,7 +18,24 @@ import { createHash } from 'node:crypto';
  * KEYS
  *   KEYS[1]  the hash of one (namespace, key): `<prefix>{<namespace length>:<namespace>:<key>}`,
  *            one field per limit id, each holding that limit's state as
- *            comma-separated numbers (the `LimitState` array).
+ *            comma-separated numbers (the `LimitState` array); for a
+ *            one-limit policy in the expiry layout (below), that limit's key.
+ *   KEYS[2…] in a policy of several limits, the keys of its limits in the
+ *            expiry layout, in the policy's order. Every key of one
+ *            (namespace, key) has the same hash tag, so one Cluster slot.
+ *
+ * The expiry layout (`~` ids, on the server clock only): a GCRA limit whose
+ * emission interval and tolerance are whole ms, or a fixed window of whole
+ * ms, without a block, whose id pins its parameters, is kept in a string key
+ * of its own, `<prefix><id byte length>:<id>{…}` (an unnamed id holds no braces),
+ * whose expiry is the state's end. GCRA: the PTTL is the TAT − now, the value
+ * unused. Fixed window: the value is the count, the window ends with the key.
+ * So a one-limit policy needs no TIME: it is decided at now = 0, times
+ * counted from the server's now, and replies `=` for its now. A consume of 1
+ * is two commands (PTTL, SET; INCRBY, PTTL), a refusal one (GCRA) or three
+ * (INCRBY, PTTL, DECRBY). In a policy of several limits the state is read
+ * as TIME's now + PTTL (the key's time is the script's start, within a
+ * millisecond of TIME) and the reply carries it as the hash field would.
  *
  * ARGV
  *   ARGV[1]  the whole request in one string (every argument costs the
@@ -30,7 +47,8 @@ import { createHash } from 'node:crypto';
  *   mode     `consume`, `peek` or `refund`
  *   cost     a decimal number ≥ 0
  *   now      Unix epoch ms from the caller's clock, or `-` to read the
- *            server clock (`TIME`, truncated to the millisecond)
+ *            server clock (`TIME`, truncated to the millisecond), or `+`:
+ *            the same, with TIME in the reply of the expiry layout (below)
  *   parameters, each algorithm's own, derived by the store with core's
  *   arithmetic (`T` is `emissionIntervalMs`, `tau` is `burst × T`) and sent
  *   as shortest round-trip decimals, so the script computes with the very
@@ -41,7 +59,8 @@ import { createHash } from 'node:crypto';
  *   id       `<byte length>:<id>`, or `<byte length>=<id>` when the id does not pin the
  *            parameters (a named limit: its parameters may change while its state
  *            lives on, e.g. a plan upgrade): the hash field that holds the limit's
- *            state; length-prefixed, since a limit's name may hold spaces.
+ *            state; length-prefixed, since a limit's name may hold spaces;
+ *            `<byte length>~<id>` for a limit in the expiry layout (see KEYS).
  *
  *   A limit with `blockDurationMs` names its algorithm `<algorithm>/<blockDurationMs>`,
  *   e.g. `fixed-window/60000 5 900000 …`.
@@ -50,7 +69,11 @@ import { createHash } from 'node:crypto';
  *
  * Reply: one bulk string (it parses faster than an array), space-separated:
  *   now  verdict  state₁ … stateₙ
- * `now` is the clock reading used: on the server clock, Redis TIME as it
+ * `now` is the clock reading used (`=` for a one-limit policy in the expiry
+ * layout, whose state counts from now = 0, or `=<seconds>/<microseconds>`
+ * when the argument's clock is `+`, which asks it for TIME too: the store
+ * reads it once a second, to report the server's time in its decisions):
+ * on the server clock, Redis TIME as it
  * came, `<seconds>/<microseconds>` (the script's now is seconds × 1000 +
  * floor(µs / 1000), which the store computes the same way: formatting a
  * number costs Redis more than concatenating two texts); in caller-clock
@@ -115,16 +138,18 @@ local TTL_SLACK_MS = 1000
 -- Set by the first call (init): while a function library loads, Redis gives it only its
 -- own API, not math, string or redis.call. Upvalues are cheaper than globals at run time.
 local floor, ceil, max, min, abs, tonumber, tostring, type, error, unpack
-local format, match, sub, gmatch, concat, find, call
+local format, match, sub, gmatch, concat, find, call, pcall
 local function init()
   floor, ceil, max, min, abs = math.floor, math.ceil, math.max, math.min, math.abs
   tonumber, tostring, type, error, unpack = _G.tonumber, _G.tostring, _G.type, _G.error, _G.unpack
   format, match, sub, gmatch, concat, find = string.format, string.match, string.sub, string.gmatch, table.concat, string.find
-  call = redis.call
+  call, pcall = redis.call, redis.pcall
 end
 
 -- The fast paths by algorithm (filled below, with their helpers).
 local FAST = {}
+-- expiryConsumeOne (defined below with the expiry layout's helpers).
+local EXPIRY_CONSUME_ONE
 
 -- The limits of a request, parsed: P[i] the algorithm then its parameters as numbers
 -- (gcra, delay: T, tau (delay: maxDelayMs, refusedPenaltyCapMs or nil);
@@ -133,10 +158,13 @@ local FAST = {}
 -- pinned: whether every id pins its parameters.
 local function parseLimits(spec, pos)
   local P, field, block, count, pinned = {}, {}, {}, 0, true
+  -- expiry[i]: the limit is kept in a key of its own (KEYS[1 + its rank among them], or KEYS[1]
+  -- for a one-limit policy); hashed: the fields of the others, read with one HMGET.
+  local expiry, hashed, expiryCount = {}, {}, 0
   local specLength = #spec
   while pos <= specLength do
     -- Two parameters (GCRA and the windows) in one match; the others have more.
-    local algorithm, a, b, n, sep, at = match(spec, '^ (%S+) (%S+) (%S+) (%d+)([:=])()', pos)
+    local algorithm, a, b, n, sep, at = match(spec, '^ (%S+) (%S+) (%S+) (%d+)([:=~])()', pos)
     -- A limit with blockDurationMs names its algorithm <algorithm>/<blockDurationMs>.
     local blockMs = 0
     if algorithm ~= nil and find(algorithm, '/', 1, true) then
@@ -155,10 +183,10 @@ local function parseLimits(spec, pos)
         blockMs = tonumber(ms)
       end
       if algorithm == 'token-bucket' then
-        a, b, c, d, e, n, sep, at = match(spec, '^ (%S+) (%S+) (%S+) (%S+) (%a+) (%d+)([:=])()', at)
+        a, b, c, d, e, n, sep, at = match(spec, '^ (%S+) (%S+) (%S+) (%S+) (%a+) (%d+)([:=~])()', at)
         p = { algorithm, tonumber(a), tonumber(b), tonumber(c), tonumber(d), e == 'interval' }
       elseif algorithm == 'delay' then
-        a, b, c, d, n, sep, at = match(spec, '^ (%S+) (%S+) (%S+) (%S+) (%d+)([:=])()', at)
+        a, b, c, d, n, sep, at = match(spec, '^ (%S+) (%S+) (%S+) (%S+) (%d+)([:=~])()', at)
         p = { algorithm, tonumber(a), tonumber(b), tonumber(c), tonumber(d) }
       else
         error('ratekit: unknown algorithm ' .. tostring(algorithm))
@@ -171,12 +199,23 @@ local function parseLimits(spec, pos)
     P[count] = p
     field[count] = sub(spec, at, at + n - 1)
     block[count] = blockMs
+    if sep == '~' then
+      if blockMs ~= 0 or (algorithm ~= 'gcra' and algorithm ~= 'fixed-window') then error('ratekit: no expiry layout for ' .. algorithm) end
+      expiryCount = expiryCount + 1
+      expiry[count] = expiryCount + 1
+    else
+      hashed[#hashed + 1] = field[count]
+    end
     pos = at + n
   end
-  local limits = { P = P, field = field, block = block, count = count, pinned = pinned }
-  -- One limit without a block: its consume has a fast path (FAST, below), chosen here once.
+  local limits = { P = P, field = field, block = block, count = count, pinned = pinned, expiry = expiry, hashed = hashed, expiryCount = expiryCount }
   local a = P[1] and P[1][1]
-  if count == 1 and block[1] == 0 and (a == 'gcra' or a == 'fixed-window' or a == 'sliding-window' or (a == 'token-bucket' and not P[1][6])) then
+  if count == 1 and expiry[1] then
+    -- One limit in the expiry layout: its key is KEYS[1]; consume 1 is written out (expiryConsumeOne).
+    expiry[1] = 1
+    limits.expiryOne = EXPIRY_CONSUME_ONE(P[1])
+  elseif count == 1 and block[1] == 0 and (a == 'gcra' or a == 'fixed-window' or a == 'sliding-window' or (a == 'token-bucket' and not P[1][6])) then
+    -- One limit without a block: its consume has a fast path (FAST, below), chosen here once.
     limits.fast, limits.p1, limits.f1 = FAST[a], P[1], field[1]
   end
   return limits
@@ -572,14 +611,145 @@ local function clock(time)
   return lastSecondsMs + (us - us % 1000) / 1000
 end
 
--- One decision on key with the argument spec (see above); returns the reply.
-local function decide(key, spec)
+-- The expiry layout (now '~', see above): one GCRA or fixed-window limit, in a string key of its
+-- own whose expiry is the state's end, so the server clock decides without TIME. The script
+-- works at now = 0: a time is ms after the server's now, read from PTTL. Each returns the reply
+-- '= <verdict> <state read>'. step and refund are the general ones, run at now = 0, so the
+-- store's evaluatePolicy at now = 0 computes the very same numbers.
+
+-- GCRA: the TAT is the key's PTTL (whole ms; the store only sends limits whose T and tau are whole
+-- ms); the value is unused. A TAT at or before now is no key: the key has expired.
+local function gcraByExpiry(key, p, mode, c)
+  local t = call('PTTL', key)
+  local s, text = nil, '-'
+  if t >= 0 then s, text = t, format('%d', t) end
+  local verdict = '-'
+  if mode == 'consume' then
+    local ok, newTat = step(p, s, c, 0)
+    if ok then
+      verdict = '1'
+      -- A fractional cost's TAT is kept from the next whole ms (PX takes whole ms): never earlier.
+      if newTat > 0 and newTat ~= s then call('SET', key, '1', 'PX', fmt(ceil(newTat))) end
+    else
+      verdict = '0'
+    end
+  elseif mode == 'refund' and s ~= nil then
+    local w = refund(p, s, c, 0)
+    if w == nil then call('DEL', key) elseif w ~= s then call('PEXPIRE', key, fmt(ceil(w))) end
+  end
+  return '= ' .. verdict .. ' ' .. text
+end
+
+-- Fixed window: the count is the value, the window ends with the key (start = PTTL - windowMs).
+-- A consume of a whole cost is INCRBY then PTTL, with DECRBY when refused: two commands when
+-- admitted, three when a window starts. Returns nil, having changed nothing, when INCRBY refuses
+-- the stored count (a fractional one): windowByExpiry decides then.
+local function windowIncrement(key, limit, W, c)
+  local n = pcall('INCRBY', key, c)
+  if type(n) ~= 'number' then return nil end
+  local t = call('PTTL', key)
+  if t > 0 then
+    local used = n - c
+    -- One string.format of whole numbers: a third of what '..' costs on numbers (%.14g, twice).
+    local text
+    if used < 1e15 and W < 1e15 then text = format('%d,%d', t - W, used) else text = fmt(t - W) .. ',' .. fmt(used) end
+    if c <= limit - used + 1e-9 then return '= 1 ' .. text end
+    call('DECRBY', key, c)
+    return '= 0 ' .. text
+  end
+  -- No window (INCRBY made the key) or one that ends now (t = 0, as core's step reads it): a new one.
+  if c <= limit + 1e-9 then
+    call('SET', key, fmt(c), 'PX', fmt(W))
+    return '= 1 -'
+  end
+  call('DEL', key)
+  return '= 0 -'
+end
+
+-- Any request on a fixed window: windowIncrement when it can; else (fractional costs or counts,
+-- peek, refund) it reads the value and the TTL, then writes what changed.
+local function windowByExpiry(key, p, mode, c)
+  local W = p[3]
+  if mode == 'consume' and c >= 1 and c == floor(c) and c < 1e15 then
+    local reply = windowIncrement(key, p[2], W, c)
+    if reply ~= nil then return reply end
+  end
+  local v = call('GET', key)
+  local t = call('PTTL', key)
+  local used = nil
+  if v then used = tonumber(v) end
+  local s, text = nil, '-'
+  if used ~= nil and t > 0 then s, text = { t - W, used }, fmt(t - W) .. ',' .. fmt(used) end
+  local verdict = '-'
+  if mode == 'consume' then
+    local ok, nx = step(p, s, c, 0)
+    if ok then
+      verdict = '1'
+      if s == nil then call('SET', key, fmt(nx[2]), 'PX', fmt(W)) elseif nx[2] ~= used then call('SET', key, fmt(nx[2]), 'PX', t) end
+    else
+      verdict = '0'
+    end
+  elseif mode == 'refund' and s ~= nil then
+    local w = refund(p, s, c, 0)
+    if w[2] ~= used then call('SET', key, fmt(w[2]), 'PX', t) end
+  end
+  return '= ' .. verdict .. ' ' .. text
+end
+
+local function byExpiry(key, limits, mode, c)
+  local p = limits.P[1]
+  if p[1] == 'gcra' then return gcraByExpiry(key, p, mode, c) end
+  return windowByExpiry(key, p, mode, c)
+end
+
+-- consume 1 of a one-limit policy in the expiry layout, kept with its parsed limits (parseLimits).
+EXPIRY_CONSUME_ONE = function(p)
+  if p[1] == 'gcra' then return function(key) return gcraByExpiry(key, p, 'consume', 1) end end
+  local limit, W = p[2], p[3]
+  return function(key) return windowIncrement(key, limit, W, 1) or windowByExpiry(key, p, 'consume', 1) end
+end
+
+-- A limit of a policy of several, kept in the expiry layout: its state at now (on the TIME clock of
+-- the others), as the text its hash field would hold, or nil. Reading adds the key's PTTL, kept on
+-- the script's start time, to TIME's now: within a millisecond of each other.
+local function expiryRead(p, key, now)
+  local t = call('PTTL', key)
+  if p[1] == 'gcra' then
+    if t < 0 then return nil end
+    return fmt(now + t)
+  end
+  if t <= 0 then return nil end
+  local v = call('GET', key)
+  if v == nil or tonumber(v) == nil then return nil end
+  return fmt(now + t - p[3]) .. ',' .. v
+end
+
+-- Writes w, a limit's state at now as the general path computes it, to its key in the expiry
+-- layout (gone(w): deleted), the key expiring when the state ends.
+local function expiryWrite(p, key, w, now)
+  local endMs
+  if gone(w) then endMs = 0 elseif p[1] == 'gcra' then endMs = w - now else endMs = w[1] + p[3] - now end
+  if endMs <= 0 then
+    call('DEL', key)
+  elseif p[1] == 'gcra' then
+    call('SET', key, '1', 'PX', fmt(ceil(endMs)))
+  else
+    call('SET', key, fmt(w[2]), 'PX', fmt(ceil(endMs)))
+  end
+end
+
+-- One decision on keys (see above) with the argument spec; returns the reply.
+local function decide(keys, spec)
   if call == nil then init() end
+  local key = keys[1]
   -- The request. Its usual form, consume 1 on the server clock, is found whole in the cache;
   -- other forms by the text after their head (the limits), which does not hold the clock.
   local mode, cost, nowArg
   local limits = cache[spec]
   if limits ~= nil then
+    -- consume 1 of one limit in the expiry layout.
+    local expiryOne = limits.expiryOne
+    if expiryOne ~= nil then return expiryOne(key) end
     -- consume 1 on the server clock; one limit without a block goes straight to its fast path.
     local fast = limits.fast
     if fast ~= nil then
@@ -596,6 +766,7 @@ local function decide(key, spec)
   elseif sub(spec, 1, 12) == 'consume 1 - ' then
     mode, cost, nowArg = 'consume', 1, '-'
     limits = remember(spec, parseLimits(spec, 12))
+    if limits.expiryOne ~= nil then return limits.expiryOne(key) end
   else
     local costText, pos
     mode, costText, nowArg, pos = match(spec, '^(%a+) (%S+) (%S+)()')
@@ -606,7 +777,19 @@ local function decide(key, spec)
       limits = remember(tail, parseLimits(spec, pos))
     end
   end
-  local serverClock = nowArg == '-'
+  -- '+': the server clock, and a one-limit policy in the expiry layout replies TIME too.
+  local serverClock = nowArg == '-' or nowArg == '+'
+  local expiry = limits.expiry
+  if limits.expiryCount > 0 then
+    -- The expiry layout follows the server's clock only.
+    if not serverClock then error('ratekit: the expiry layout needs the server clock') end
+    if limits.count == 1 then
+      local reply = byExpiry(key, limits, mode, cost)
+      if nowArg == '-' then return reply end
+      local time = call('TIME')
+      return '=' .. time[1] .. '/' .. time[2] .. sub(reply, 2)
+    end
+  end
   local now, nowText
   if serverClock then
     local time = call('TIME')
@@ -650,7 +833,25 @@ local function decide(key, spec)
     return nowText .. ' ' .. verdict .. ' ' .. (r or '-')
   end
 
-  local raw = call('HMGET', key, unpack(field))
+  -- The hash's fields with one HMGET; the states in the expiry layout from their keys.
+  local raw
+  if limits.expiryCount == 0 then
+    raw = call('HMGET', key, unpack(field))
+  else
+    raw = {}
+    local hashed = limits.hashed
+    local got = nil
+    if #hashed > 0 then got = call('HMGET', key, unpack(hashed)) end
+    local j = 0
+    for i = 1, count do
+      if expiry[i] then
+        raw[i] = expiryRead(P[i], keys[expiry[i]], now)
+      else
+        j = j + 1
+        raw[i] = got[j] or nil
+      end
+    end
+  end
   local verdict = '-'
   if mode ~= 'peek' then
     local states, blocks = {}, {}
@@ -672,7 +873,9 @@ local function decide(key, spec)
     local mayExtend = not (serverClock and limits.pinned)
     for i = 1, count do
       local w = writes[i]
-      if gone(w) then
+      if expiry[i] then
+        if w ~= nil and (raw[i] or not gone(w)) and (gone(w) or encode(w) ~= raw[i]) then expiryWrite(P[i], keys[expiry[i]], w, now) end
+      elseif gone(w) then
         if raw[i] then
           dels = dels or {}
           dels[#dels + 1] = field[i]
@@ -706,7 +909,7 @@ end
 export const TTL_SLACK_MS = 1_000;
 
 /** The decision script, for EVAL and EVALSHA: {@link DECISION_CODE} run on `KEYS[1]` and `ARGV[1]`. */
-export const DECISION_SCRIPT = `${DECISION_CODE}\nreturn decide(KEYS[1], ARGV[1])\n`;
+export const DECISION_SCRIPT = `${DECISION_CODE}\nreturn decide(KEYS, ARGV[1])\n`;
 
 /** SHA-1 of {@link DECISION_SCRIPT}, for EVALSHA. */
 export const DECISION_SCRIPT_SHA = createHash('sha1').update(DECISION_SCRIPT).digest('hex');
@@ -728,4 +931,4 @@ export const DECISION_FUNCTION = `ratekit_${createHash('sha1').update(DECISION_C
  */
 export const DECISION_LIBRARY =
   `#!lua name=${DECISION_FUNCTION}\n${DECISION_CODE}\n` +
-  `redis.register_function('${DECISION_FUNCTION}', function(keys, args) return decide(keys[1], args[1]) end)\n`;
+  `redis.register_function('${DECISION_FUNCTION}', function(keys, args) return decide(keys, args[1]) end)\n`;

@@ -109,6 +109,41 @@ describe('redisStore options', () => {
       const keys = pairs.map(([namespace, key]) => store.keyFor(key, namespace));
       expect(new Set(keys).size).toBe(pairs.length);
     });
+
+    it('on the server clock, keeps unnamed GCRA (whole-ms T and tau) and fixed windows (whole ms) without a block in keys of their own, with the hash tag of the key', () => {
+      const window = limits({ limit: 10, windowMs: 60_000 });
+      const tag = '{3:api:203.0.113.7}';
+      expect(store.keysFor('203.0.113.7', 'api', window)).toEqual([`app:${window[0]!.id.length}:${window[0]!.id}${tag}`]);
+      const mixed = limits({ limit: 10, windowMs: 60_000 }, { algorithm: 'gcra', limit: 5, windowMs: 1_000 }, { algorithm: 'sliding-log', limit: 5, windowMs: 1_000 });
+      expect(store.keysFor('203.0.113.7', 'api', mixed)).toEqual([`app:${tag}`, ...mixed.slice(0, 2).map((l) => `app:${l.id.length}:${l.id}${tag}`)]);
+    });
+
+    it.each([
+      ['a named limit (its parameters may change)', { limit: 10, windowMs: 60_000, name: 'plan' }],
+      ['a block', { limit: 10, windowMs: 60_000, blockDurationMs: 1_000 }],
+      ['GCRA of a fractional emission interval', { algorithm: 'gcra' as const, limit: 7, windowMs: 1_000 }],
+      ['a fixed window of a fractional ms', { limit: 10, windowMs: 1_000.5 }],
+      ['another algorithm', { algorithm: 'token-bucket' as const, limit: 10, windowMs: 1_000 }],
+    ])('keeps %s in the hash', (_, limit) => {
+      expect(store.keysFor('k', 'api', limits(limit))).toEqual(['app:{3:api:k}']);
+    });
+
+    it('on the caller clock, keeps every limit in the hash', () => {
+      const caller = redisStore({ client: fakeNodeRedis, prefix: 'app:', clock: 'caller' });
+      expect(caller.keysFor('k', 'api', limits({ limit: 10, windowMs: 60_000 }))).toEqual(['app:{3:api:k}']);
+    });
+
+    it('never builds the same Redis key for two different (namespace, key, limit) triples, nor one that is a hash', () => {
+      const policies = [limits({ limit: 1, windowMs: 1_000 }), limits({ limit: 11, windowMs: 1_000 }), limits({ algorithm: 'gcra', limit: 1, windowMs: 1_000 })];
+      const pairs: Array<[string, string]> = [
+        ['a', 'b'],
+        ['a', 'b}'],
+        ['', '1:a:b'],
+        ['1:a', 'b'],
+      ];
+      const keys = pairs.flatMap(([namespace, key]) => [store.keyFor(key, namespace), ...policies.map((policy) => store.keysFor(key, namespace, policy)[0]!)]);
+      expect(new Set(keys).size).toBe(keys.length);
+    });
   });
 });
 
@@ -204,7 +239,8 @@ describeWithService(redisService, 'redisStore on a real Redis', (server) => {
         },
       });
 
-      testStore({ name: `redis (${clientName})`, clock: 'server', makeStore: () => open({ clock: 'server' }), disposeStore });
+      // On the server clock GCRA and fixed-window limits have keys of their own (the expiry layout): reset needs the policy.
+      testStore({ name: `redis (${clientName})`, clock: 'server', resetKeyNeedsLimits: true, makeStore: () => open({ clock: 'server' }), disposeStore });
 
       testDifferential({ name: `redis (${clientName})`, makeStore: () => open({ clock: 'caller' }), disposeStore });
 
@@ -268,21 +304,28 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
         });
 
         it.each([
-          ['one limit', 'hget', limits({ limit: 10, windowMs: 60_000 })],
-          ['a three-limit policy of different algorithms', 'hmget', limits({ limit: 10, windowMs: 60_000, name: 'a' }, { algorithm: 'gcra', limit: 5, windowMs: 1_000, name: 'b' }, { algorithm: 'sliding-log', limit: 50, windowMs: 3_600_000, name: 'c' })],
-        ] as const)('%s: exactly one command (FCALL) per decision, counted by INFO commandstats', async (_, read, policy) => {
+          // Inside the script: TIME, one read for all limits (HGET or HMGET), one HSET, PTTL and PEXPIRE (a new key each time).
+          ['one limit in the hash', limits({ algorithm: 'sliding-window', limit: 10, windowMs: 60_000 }), { time: 1, hget: 1, hset: 1, pttl: 1, pexpire: 1 }],
+          [
+            'a three-limit policy of different algorithms',
+            limits({ limit: 10, windowMs: 60_000, name: 'a' }, { algorithm: 'gcra', limit: 5, windowMs: 1_000, name: 'b' }, { algorithm: 'sliding-log', limit: 50, windowMs: 3_600_000, name: 'c' }),
+            { time: 1, hmget: 1, hset: 1, pttl: 1, pexpire: 1 },
+          ],
+          // The expiry layout: INCRBY makes the key, PTTL finds no TTL, SET starts the window; no TIME.
+          ['one fixed window in the expiry layout', limits({ limit: 10, windowMs: 60_000 }), { incrby: 1, pttl: 1, set: 1 }],
+          ['one GCRA in the expiry layout', limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 }), { pttl: 1, set: 1 }],
+        ] as const)('%s: exactly one command (FCALL) per decision, counted by INFO commandstats', async (_, policy, perDecision) => {
           const ns = freshNamespace();
           const n = 25;
           await admin.configResetStat();
           const decisions = await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` })));
           expect(decisions.every((d) => d.allowed)).toBe(true);
-          // Inside the script: TIME, one read for all limits (HGET or HMGET), one HSET, PTTL and PEXPIRE (a new key each time).
-          expect(await commandCalls(admin)).toEqual({ fcall: n, time: n, [read]: n, hset: n, pttl: n, pexpire: n });
+          expect(await commandCalls(admin)).toEqual(Object.fromEntries(Object.entries({ fcall: 1, ...perDecision }).map(([name, calls]) => [name, calls * n])));
         });
 
         it('a peek reads the clock and the state, and writes nothing', async () => {
           const ns = freshNamespace();
-          const policy = limits({ limit: 5, windowMs: 60_000 });
+          const policy = limits({ algorithm: 'sliding-window', limit: 5, windowMs: 60_000 });
           await ask(store, { namespace: ns, limits: policy });
           await admin.configResetStat();
           expect((await ask(store, { namespace: ns, limits: policy, mode: 'peek' })).remaining).toBe(4);
@@ -291,8 +334,8 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
 
         it('a busy key is not re-expired on every request: the TTL is read only when a state ends in a later second, and raised with headroom', async () => {
           const ns = freshNamespace();
-          // T = 60 ms: 20 requests move the TAT by 1.2 s, into one or two later seconds.
-          const policy = limits({ algorithm: 'gcra', limit: 1_000, windowMs: 60_000 });
+          // T = 60.001 ms (not whole, so in the hash): 20 requests move the TAT by 1.2 s, into one or two later seconds.
+          const policy = limits({ algorithm: 'gcra', limit: 1_000, windowMs: 60_001 });
           await ask(store, { namespace: ns, limits: policy });
           await admin.configResetStat();
           for (let i = 0; i < 20; i++) await ask(store, { namespace: ns, limits: policy });
@@ -302,20 +345,22 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           expect(calls.pexpire ?? 0).toBeLessThan(5);
         });
 
-        it('a window counter within its window does not read the TTL: the key already outlives the window', async () => {
+        it('a window counter in the hash, within its window, does not read the TTL: the key already outlives the window', async () => {
           const ns = freshNamespace();
-          const policy = limits({ limit: 100, windowMs: 3_600_000 });
+          const policy = limits({ algorithm: 'sliding-window', limit: 100, windowMs: 3_600_000 });
           await ask(store, { namespace: ns, limits: policy });
           await admin.configResetStat();
           for (let i = 0; i < 10; i++) await ask(store, { namespace: ns, limits: policy });
           expect(await commandCalls(admin)).toEqual({ fcall: 10, time: 10, hget: 10, hset: 10 });
+          // A sliding window's state lasts until the end of the next window (windows are aligned to the epoch).
           expect(await admin.pTTL(store.keyFor('client', ns))).toBeGreaterThan(3_600_000);
         });
 
         it('reads the TTL again, and raises it, as soon as a state ends in a later second than the one it replaces', async () => {
           const ns = freshNamespace();
           const key = store.keyFor('client', ns);
-          const policy = limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 });
+          // T = 6,000.1 ms: not whole, so in the hash.
+          const policy = limits({ algorithm: 'gcra', limit: 10, windowMs: 60_001 });
           await ask(store, { namespace: ns, limits: policy });
           await admin.configResetStat();
           // Each request moves the TAT 6 s later: the state ends in a later second than the previous one.
@@ -339,7 +384,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
 
         it('a refused request costs one command too, and writes nothing', async () => {
           const ns = freshNamespace();
-          const policy = limits({ limit: 1, windowMs: 60_000 });
+          const policy = limits({ algorithm: 'sliding-window', limit: 1, windowMs: 60_000 });
           await ask(store, { namespace: ns, limits: policy });
           await admin.configResetStat();
           expect((await ask(store, { namespace: ns, limits: policy })).allowed).toBe(false);
@@ -392,6 +437,116 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await ask(scripted, { namespace: ns, key: 'one', limits: single });
           expect((await ask(scripted, { namespace: ns, key: 'one', limits: single })).retryAfterMs).toBe(5_000);
           expect((await ask(scripted, { namespace: ns, key: 'one', limits: single, nowMs: T0 + 4_000 })).retryAfterMs).toBe(1_000);
+        });
+      });
+
+      describe('the expiry layout (server clock): unnamed GCRA of whole-ms intervals and fixed windows of whole ms, in keys of their own', () => {
+        let admin: NodeRedisClient;
+        let store: RedisStore;
+        let connection: Awaited<ReturnType<typeof connect>>;
+        beforeAll(async () => {
+          admin = await connectAdmin(server().url);
+          connection = await connect(server().url);
+          store = redisStore({ client: connection.client, prefix: 'ratekit-ex:' });
+          // Load the function library and read the server's time once (the limiter's clock stays at T0 below).
+          await ask(store, { namespace: freshNamespace(), limits: limits({ limit: 1, windowMs: 1_000 }) });
+        });
+        afterAll(async () => {
+          await connection.close();
+          await admin.quit();
+        });
+
+        it('a fixed window: the count in a key that expires with the window; INCRBY and PTTL per admitted consume, no TIME', async () => {
+          const ns = freshNamespace();
+          const policy = limits({ limit: 5, windowMs: 60_000 });
+          const [key] = store.keysFor('client', ns, policy);
+          expect(key).toBe(`ratekit-ex:${policy[0]!.id.length}:${policy[0]!.id}${store.keyFor('client', ns).slice('ratekit-ex:'.length)}`);
+          await ask(store, { namespace: ns, limits: policy });
+          await admin.configResetStat();
+          const seen = [];
+          for (let i = 0; i < 2; i++) seen.push((await ask(store, { namespace: ns, limits: policy })).remaining);
+          expect(seen).toEqual([3, 2]);
+          expect(await commandCalls(admin)).toEqual({ fcall: 2, incrby: 2, pttl: 2 });
+          expect(await admin.get(key!)).toBe('3');
+          const ttl = await admin.pTTL(key!);
+          expect(ttl).toBeGreaterThan(55_000);
+          expect(ttl).toBeLessThanOrEqual(60_000);
+          expect(await admin.exists(store.keyFor('client', ns))).toBe(0);
+        });
+
+        it('a refused consume gives its count back in the same call (INCRBY, PTTL, DECRBY): the count is as before', async () => {
+          const ns = freshNamespace();
+          const policy = limits({ limit: 1, windowMs: 60_000 });
+          await ask(store, { namespace: ns, limits: policy });
+          await admin.configResetStat();
+          const refused = await ask(store, { namespace: ns, limits: policy });
+          expect([refused.allowed, refused.remaining]).toEqual([false, 0]);
+          expect(refused.retryAfterMs).toBeGreaterThan(55_000);
+          expect(await commandCalls(admin)).toEqual({ fcall: 1, incrby: 1, pttl: 1, decrby: 1 });
+          expect(await admin.get(store.keysFor('client', ns, policy)[0]!)).toBe('1');
+        });
+
+        it('GCRA: the key lives until the TAT; PTTL and SET per admitted consume, PTTL alone for a refusal', async () => {
+          const ns = freshNamespace();
+          // T = 1,000 ms, tau = 3,000 ms.
+          const policy = limits({ algorithm: 'gcra', limit: 3, windowMs: 3_000 });
+          const [key] = store.keysFor('client', ns, policy);
+          await admin.configResetStat();
+          const seen = [];
+          for (let i = 0; i < 4; i++) {
+            const d = await ask(store, { namespace: ns, limits: policy });
+            seen.push([d.allowed, d.remaining]);
+          }
+          expect(seen).toEqual([
+            [true, 2],
+            [true, 1],
+            [true, 0],
+            [false, 0],
+          ]);
+          expect(await commandCalls(admin)).toEqual({ fcall: 4, pttl: 4, set: 3 });
+          const ttl = await admin.pTTL(key!);
+          expect(ttl).toBeGreaterThan(2_500);
+          expect(ttl).toBeLessThanOrEqual(3_000);
+        });
+
+        it('a policy of several limits reads and writes the limit in the expiry layout in its own key, so one-limit policies of it see the same state', async () => {
+          const ns = freshNamespace();
+          const window = { limit: 10, windowMs: 60_000 };
+          const policy = limits(window, { algorithm: 'sliding-window', limit: 10, windowMs: 60_000 });
+          const keys = store.keysFor('client', ns, policy);
+          expect(keys).toEqual([store.keyFor('client', ns), store.keysFor('client', ns, limits(window))[0]]);
+          await ask(store, { namespace: ns, limits: policy });
+          await ask(store, { namespace: ns, limits: policy });
+          expect(await admin.get(keys[1]!)).toBe('2');
+          expect(await admin.hKeys(keys[0]!)).toEqual([policy[1]!.id]);
+          expect((await ask(store, { namespace: ns, limits: limits(window) })).remaining).toBe(7);
+          expect((await ask(store, { namespace: ns, limits: policy, mode: 'peek' })).limits.map((l) => l.remaining)).toEqual([7, 8]);
+          await store.resetKey('client', ns, policy);
+          expect(await admin.exists(keys)).toBe(0);
+        });
+
+        it('a fractional cost on a fixed window is counted exactly (the count is read and written, as INCRBY takes whole numbers)', async () => {
+          const ns = freshNamespace();
+          const policy = limits({ limit: 3, windowMs: 60_000 });
+          const remaining = [];
+          for (const cost of [0.5, 1, 0.25]) remaining.push((await ask(store, { namespace: ns, limits: policy, cost })).limits[0]!.tokensAfter);
+          expect(remaining).toEqual([2.5, 1.5, 1.25]);
+          // Written as an exact decimal (see DECISION_CODE), read back as the same double.
+          expect(Number(await admin.get(store.keysFor('client', ns, policy)[0]!))).toBe(1.75);
+        });
+
+        it("decisions carry the server's time: read with TIME once a second of the limiter's clock, the limiter's clock plus that offset in between", async () => {
+          const fresh = redisStore({ client: connection.client, prefix: 'ratekit-ex:' });
+          const ns = freshNamespace();
+          const policy = limits({ limit: 100, windowMs: 60_000 });
+          await admin.configResetStat();
+          const first = await ask(fresh, { namespace: ns, limits: policy, nowMs: 1_000 });
+          const later = await ask(fresh, { namespace: ns, limits: policy, nowMs: 1_500 });
+          expect((await commandCalls(admin)).time).toBe(1);
+          expect(Math.abs(first.nowMs - Date.now())).toBeLessThan(5_000);
+          expect(later.nowMs - first.nowMs).toBe(500);
+          await ask(fresh, { namespace: ns, limits: policy, nowMs: 2_000 });
+          expect((await commandCalls(admin)).time).toBe(2);
         });
       });
 
@@ -489,7 +644,8 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await admin.configResetStat();
           const n = 10;
           await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` })));
-          expect(await commandCalls(admin)).toEqual({ evalsha: n, time: n, hget: n, hset: n, pttl: n, pexpire: n });
+          // The expiry layout (a fixed window): INCRBY, PTTL and SET for a new window.
+          expect(await commandCalls(admin)).toEqual({ evalsha: n, incrby: n, pttl: n, set: n });
         });
       });
     });

@@ -27,7 +27,7 @@ export interface NodeRedisClientLike {
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   /** FCALL, used when present (with `sendCommand`). */
   fCall?(name: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-  del(key: string): Promise<unknown>;
+  del(keys: string | string[]): Promise<unknown>;
 }
 
 /**
@@ -82,11 +82,25 @@ export interface RedisStoreOptions {
 export interface RedisStore extends RateLimitStore {
   /** Always asynchronous: one round trip per decision. */
   evaluate(request: EvaluateRequest): Promise<Decision>;
-  resetKey(key: string, namespace: string): Promise<void>;
+  /**
+   * Deletes `key`'s state in `namespace`: its hash and, for the `limits`
+   * given, their keys in the expiry layout (see {@link redisStore}), in one
+   * `DEL`. Without `limits` only the hash: on the server clock, pass the
+   * policy (the limiter's `reset` does) so that GCRA and fixed-window limits
+   * are reset too.
+   */
+  resetKey(key: string, namespace: string, limits?: readonly ResolvedLimit[]): Promise<void>;
   /** The prefix of every key, as configured. */
   readonly prefix: string;
-  /** The Redis key holding `key`'s state in `namespace` (one hash, a field per limit id). For inspection and tests. */
+  /** The hash holding `key`'s states in `namespace` (a field per limit id) outside the expiry layout. For inspection and tests. */
   keyFor(key: string, namespace: string): string;
+  /**
+   * Every Redis key a decision of `limits` on `key` in `namespace` reads and
+   * writes, in the order the script takes them (see {@link redisStore}): the
+   * hash, then the keys of the limits in the expiry layout; for a one-limit
+   * policy in that layout, its key alone. For inspection and tests.
+   */
+  keysFor(key: string, namespace: string, limits: readonly ResolvedLimit[]): string[];
 }
 
 /**
@@ -102,6 +116,21 @@ export interface RedisStore extends RateLimitStore {
  *   with one field per limit id. The length prefix keeps a user-controlled
  *   key from ever spelling another namespace's key; the `{…}` hash tag keeps
  *   everything of one key on one Redis Cluster slot.
+ * - **Expiry layout** (server clock): an unnamed limit without a block that
+ *   is GCRA with an emission interval and tolerance of whole ms, or a fixed
+ *   window of whole ms, is kept instead in a string key of its own,
+ *   `<prefix><id length>:<id>{…}` with the same hash tag, whose expiry is the
+ *   state's end (GCRA: the TAT; fixed window: the window's end, the value
+ *   its count). A one-limit policy of such a limit reads no `TIME`: a consume
+ *   is two commands in the script (PTTL, SET; INCRBY, PTTL) where the hash
+ *   takes three. Its decision's `nowMs` (only the legacy epoch header reads
+ *   it) is the server's time estimated as the limiter's clock plus their
+ *   offset, read with `TIME` once a second of the limiter's clock. A GCRA
+ *   TAT there is kept to the whole ms, rounded up when a fractional cost
+ *   leaves a fraction. The limit's state is the same whichever policy
+ *   uses it. `resetKey` needs the policy to find these keys (the limiter's
+ *   `reset` passes it). Upgrading from a version without this layout starts
+ *   such limits afresh, once.
  * - **Decisions.** The script decides and writes; it replies with the clock
  *   reading and the states it read, and the store computes the reported
  *   decision from them with core's `evaluatePolicy`, the same code as the
@@ -148,17 +177,41 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const clock = options.clock ?? 'server';
   assertOneOf('clock', clock, ['server', 'caller'] as const);
 
-  function keyFor(key: string, namespace: string): string {
-    return `${prefix}{${namespace.length}:${namespace}:${key}}`;
-  }
+  // One hash tag for every key of a (namespace, key): the length prefix keeps a user-controlled key
+  // from spelling another namespace's; the hash and the expiry layout's keys share a Cluster slot.
+  const tagOf = (key: string, namespace: string) => `{${namespace.length}:${namespace}:${key}}`;
+  /** The keys a decision of `policy` on the server clock touches (see DECISION_CODE's KEYS). */
+  const serverKeys = (policy: PolicyArguments, tag: string): string[] => {
+    const { expiryIds } = policy;
+    if (expiryIds.length === 0) return [prefix + tag];
+    if (policy.expiryOnly) return [prefix + expiryIds[0] + tag];
+    const keys = [prefix + tag];
+    for (const id of expiryIds) keys.push(prefix + id + tag);
+    return keys;
+  };
+
+  // A one-limit policy in the expiry layout reads no TIME; its decisions report the server's time
+  // as the limiter's clock plus the offset last read, once a second (`+`).
+  const serverTime: ServerTime = { offsetMs: 0, readAtMs: Number.NaN };
 
   function evaluate(request: EvaluateRequest): Promise<Decision> {
-    const { limits, mode, cost } = request;
+    const { limits, mode, cost, nowMs } = request;
     const policy = policyArguments(limits);
-    // The common request (consume 1 on the server clock) reuses one string per policy.
-    const argument =
-      mode === 'consume' && cost === 1 && clock === 'server' ? policy.consumeOne : `${mode} ${cost} ${clock === 'caller' ? request.nowMs : '-'}${policy.limits}`;
-    return runner(keyFor(request.key, request.namespace), argument).then((reply) => decide(reply, limits, mode, cost));
+    const tag = tagOf(request.key, request.namespace);
+    let keys: string[];
+    let argument: string;
+    if (clock === 'server') {
+      keys = serverKeys(policy, tag);
+      // A clock reading older than a second, never taken, or ahead of now (the limiter's clock went back).
+      const readTime = policy.expiryOnly && !(nowMs - serverTime.readAtMs < SERVER_TIME_READ_MS && nowMs >= serverTime.readAtMs);
+      // The common request (consume 1) reuses one string per policy.
+      argument = readTime ? `${mode} ${cost} +${policy.serverLimits}` : mode === 'consume' && cost === 1 ? policy.consumeOne : `${mode} ${cost} -${policy.serverLimits}`;
+    } else {
+      // On the caller's clock every limit is in the hash: a key's expiry follows the server's clock.
+      keys = [prefix + tag];
+      argument = `${mode} ${cost} ${request.nowMs}${policy.limits}`;
+    }
+    return runner(keys, argument).then((reply) => decide(reply, limits, mode, cost, nowMs, serverTime));
   }
 
   return {
@@ -166,29 +219,45 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     shared: true,
     clock,
     prefix,
-    keyFor,
+    keyFor: (key, namespace) => prefix + tagOf(key, namespace),
+    keysFor: (key, namespace, limits) => (clock === 'server' ? serverKeys(policyArguments(limits), tagOf(key, namespace)) : [prefix + tagOf(key, namespace)]),
     evaluate,
-    async resetKey(key, namespace) {
-      await runner.del(keyFor(key, namespace));
+    async resetKey(key, namespace, limits) {
+      const tag = tagOf(key, namespace);
+      // The hash always (the caller's clock, and limits that are not in the expiry layout, keep their
+      // states there); the expiry layout's keys of the limits given. One DEL: they share a slot.
+      const keys = [prefix + tag];
+      if (limits !== undefined) for (const id of policyArguments(limits).expiryIds) keys.push(prefix + id + tag);
+      await runner.del(keys);
     },
   };
 }
 
-/** Runs one decision on a key with its one argument (loading the code the server lacks); and deletes keys. */
+/** How often, in ms of the limiter's clock, a store on the expiry layout reads the server's time. */
+const SERVER_TIME_READ_MS = 1_000;
+
+/** The server's clock as last read: server time − the limiter's clock, and when (the limiter's clock). */
+interface ServerTime {
+  offsetMs: number;
+  readAtMs: number;
+}
+
+/** Runs one decision on its keys with its one argument (loading the code the server lacks); and deletes keys. */
 interface ScriptRunner {
-  (key: string, argument: string): Promise<unknown>;
-  del(key: string): Promise<unknown>;
+  (keys: string[], argument: string): Promise<unknown>;
+  del(keys: string[]): Promise<unknown>;
 }
 
 /** How one client sends the decision: as a function (when it can) and as a script. */
 interface Transport {
   /** FCALL of {@link DECISION_FUNCTION}, or undefined when the client cannot send it. */
-  readonly fcall: ((key: string, argument: string) => Promise<unknown>) | undefined;
+  readonly fcall: ((keys: string[], argument: string) => Promise<unknown>) | undefined;
   /** FUNCTION LOAD of {@link DECISION_LIBRARY} on the node of `key` (on every master when the client cannot route it by key). */
   readonly load: (key: string) => Promise<unknown>;
   /** EVALSHA, then EVAL on NOSCRIPT. */
-  readonly script: (key: string, argument: string) => Promise<unknown>;
-  readonly del: (key: string) => Promise<unknown>;
+  readonly script: (keys: string[], argument: string) => Promise<unknown>;
+  /** DEL of keys of one slot, in one command. */
+  readonly del: (keys: string[]) => Promise<unknown>;
 }
 
 type Send = (...args: unknown[]) => Promise<unknown>;
@@ -208,21 +277,21 @@ function transport(client: unknown): Transport {
       return {
         fcall:
           typeof nodeRedis.fCall === 'function' && typeof sendCommand === 'function'
-            ? (key, argument) => nodeRedis.fCall!(DECISION_FUNCTION, { keys: [key], arguments: [argument] })
+            ? (keys, argument) => nodeRedis.fCall!(DECISION_FUNCTION, { keys, arguments: [argument] })
             : undefined,
         load: (key) => {
           const command = ['FUNCTION', 'LOAD', DECISION_LIBRARY];
           return cluster ? sendCommand!.call(client, key, false, command) : sendCommand!.call(client, command);
         },
-        script: (key, argument) => {
-          const command = { keys: [key], arguments: [argument] };
+        script: (keys, argument) => {
+          const command = { keys, arguments: [argument] };
           return nodeRedis.evalSha(DECISION_SCRIPT_SHA, command).catch((error: unknown) => {
             if (!isNoScript(error)) throw error;
             // EVAL runs the script and caches it on the node that owns the key, so the next EVALSHA hits.
             return nodeRedis.eval(DECISION_SCRIPT, command);
           });
         },
-        del: (key) => nodeRedis.del(key),
+        del: (keys) => nodeRedis.del(keys),
       };
     }
     if (typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function') {
@@ -233,18 +302,18 @@ function transport(client: unknown): Transport {
       return {
         fcall:
           typeof ioredis.fcall === 'function' && typeof call === 'function'
-            ? (key, argument) => ioredis.fcall!(DECISION_FUNCTION, 1, key, argument)
+            ? (keys, argument) => (keys.length === 1 ? ioredis.fcall!(DECISION_FUNCTION, 1, keys[0]!, argument) : ioredis.fcall!(DECISION_FUNCTION, keys.length, ...keys, argument))
             : undefined,
         load: () =>
           typeof nodes === 'function'
             ? Promise.all(nodes.call(client, 'master').map((node) => node.call('FUNCTION', 'LOAD', DECISION_LIBRARY).catch(ignoreLoaded)))
             : call!.call(client, 'FUNCTION', 'LOAD', DECISION_LIBRARY),
-        script: (key, argument) =>
-          ioredis.evalsha(DECISION_SCRIPT_SHA, 1, key, argument).catch((error: unknown) => {
+        script: (keys, argument) =>
+          ioredis.evalsha(DECISION_SCRIPT_SHA, keys.length, ...keys, argument).catch((error: unknown) => {
             if (!isNoScript(error)) throw error;
-            return ioredis.eval(DECISION_SCRIPT, 1, key, argument);
+            return ioredis.eval(DECISION_SCRIPT, keys.length, ...keys, argument);
           }),
-        del: (key) => ioredis.del(key),
+        del: (keys) => ioredis.del(...keys),
       };
     }
   }
@@ -261,30 +330,30 @@ function transport(client: unknown): Transport {
 function runnerOn(t: Transport): ScriptRunner {
   let functions = t.fcall !== undefined;
   const fcall = t.fcall!;
-  const toScript = (key: string, argument: string) => {
+  const toScript = (keys: string[], argument: string) => {
     functions = false;
-    return t.script(key, argument);
+    return t.script(keys, argument);
   };
-  const run = ((key: string, argument: string) => {
-    if (!functions) return t.script(key, argument);
-    return fcall(key, argument).catch((error: unknown) => {
+  const run = ((keys: string[], argument: string) => {
+    if (!functions) return t.script(keys, argument);
+    return fcall(keys, argument).catch((error: unknown) => {
       if (!isFunctionNotFound(error)) {
-        if (functionsUnavailable(error)) return toScript(key, argument);
+        if (functionsUnavailable(error)) return toScript(keys, argument);
         throw error;
       }
       return t
-        .load(key)
+        .load(keys[0]!)
         .catch(ignoreLoaded)
         .then(
           () =>
-            fcall(key, argument).catch((again: unknown) => {
+            fcall(keys, argument).catch((again: unknown) => {
               // Loaded elsewhere (the cluster moved the key meanwhile): the script decides this one.
-              if (isFunctionNotFound(again)) return t.script(key, argument);
+              if (isFunctionNotFound(again)) return t.script(keys, argument);
               throw again;
             }),
           // The server answered FCALL but would not load the library (an ACL, a managed service
           // that refuses FUNCTION, or whatever else): the script does the same work.
-          () => toScript(key, argument),
+          () => toScript(keys, argument),
         );
     });
   }) as ScriptRunner;
@@ -316,10 +385,18 @@ function ignoreLoaded(error: unknown): unknown {
   throw error;
 }
 
-/** The script argument of a policy (see DECISION_SCRIPT): its limits' part, and the whole argument of consume 1 on the server clock. */
+/** The script argument of a policy (see DECISION_CODE), on each clock, and its keys in the expiry layout. */
 interface PolicyArguments {
+  /** The limits' part on the caller's clock: every limit in the hash. */
   readonly limits: string;
+  /** The limits' part on the server clock: the limits in the expiry layout have `~` ids. */
+  readonly serverLimits: string;
+  /** The whole argument of consume 1 on the server clock. */
   readonly consumeOne: string;
+  /** The key-name part, `<byte length>:<id>`, of each limit in the expiry layout on the server clock, in order. */
+  readonly expiryIds: readonly string[];
+  /** One limit, in the expiry layout: its key is the decision's only key. */
+  readonly expiryOnly: boolean;
 }
 
 /** Computed once per limits array: limiters resolve their policies once and pass the same frozen array on every call. */
@@ -329,28 +406,54 @@ function policyArguments(limits: readonly ResolvedLimit[]): PolicyArguments {
   let args = argumentCache.get(limits);
   if (args === undefined) {
     let tail = '';
-    for (const limit of limits) tail += limitArgument(limit);
-    args = { limits: tail, consumeOne: `consume 1 -${tail}` };
+    let serverTail = '';
+    const expiryIds: string[] = [];
+    for (const limit of limits) {
+      const expiry = inExpiryLayout(limit);
+      tail += limitArgument(limit, false);
+      serverTail += limitArgument(limit, expiry);
+      // An unnamed limit's id (the only kind in the layout) holds no `{` or `}`: the key's hash tag stays the tag.
+      if (expiry) expiryIds.push(`${Buffer.byteLength(limit.id)}:${limit.id}`);
+    }
+    args = { limits: tail, serverLimits: serverTail, consumeOne: `consume 1 -${serverTail}`, expiryIds, expiryOnly: limits.length === 1 && expiryIds.length === 1 };
     argumentCache.set(limits, args);
   }
   return args;
 }
 
 /**
+ * Whether a limit is kept in the expiry layout on the server clock (see
+ * `DECISION_CODE`): a string key of its own whose expiry is the state's end,
+ * read with PTTL, so a one-limit policy needs no `TIME`. Taken by a limit
+ * without a block whose id pins its parameters (an unnamed one: a named
+ * limit may change its parameters, which would move the end of a fixed
+ * window under way) that is GCRA with an emission interval and a tolerance
+ * of whole ms (the key's PTTL is its TAT), or a fixed window of whole ms.
+ */
+function inExpiryLayout(limit: ResolvedLimit): boolean {
+  if (limit.blockDurationMs > 0 || limit.id !== unnamedIdOf(limit)) return false;
+  if (limit.algorithm === 'gcra') return Number.isInteger(limit.emissionIntervalMs) && Number.isInteger(limit.burst * limit.emissionIntervalMs);
+  return limit.algorithm === 'fixed-window' && Number.isInteger(limit.windowMs);
+}
+
+function unnamedIdOf(limit: ResolvedLimit): string {
+  return unnamedLimitId(limit.algorithm, limit.limit, limit.windowMs, limit.burst, limit.refill, limit.maxDelayMs, limit.refusedPenaltyCapMs, limit.blockDurationMs);
+}
+
+/**
  * One limit's part of the argument: ` <algorithm> <parameters…> <id byte length>:<id>`
- * (`=` instead of `:` when the id does not pin the parameters),
- * with the parameters that algorithm reads, derived as core's algorithms
+ * (`=` instead of `:` when the id does not pin the parameters, `~` for a limit
+ * in the expiry layout), with the parameters that algorithm reads, derived as core's algorithms
  * derive them (`T` = `emissionIntervalMs`, `tau` = `burst × T`). A number in
  * a template is its shortest round-trip decimal, so the script parses the
  * very same doubles. The id comes last, length-prefixed: a limit's name may
  * hold spaces or anything else.
  */
-function limitArgument(limit: ResolvedLimit): string {
+function limitArgument(limit: ResolvedLimit, expiry: boolean): string {
   const T = limit.emissionIntervalMs;
   // An unnamed limit's id is made of all its parameters (core's resolveLimit), so the state in
   // its field was always written with these; a named limit's may have been written with others.
-  const unnamedId = unnamedLimitId(limit.algorithm, limit.limit, limit.windowMs, limit.burst, limit.refill, limit.maxDelayMs, limit.refusedPenaltyCapMs, limit.blockDurationMs);
-  const id = `${Buffer.byteLength(limit.id)}${limit.id === unnamedId ? ':' : '='}${limit.id}`;
+  const id = `${Buffer.byteLength(limit.id)}${expiry ? '~' : limit.id === unnamedIdOf(limit) ? ':' : '='}${limit.id}`;
   // A limit with a block names its algorithm <algorithm>/<blockDurationMs>.
   const algorithm = limit.blockDurationMs > 0 ? `${limit.algorithm}/${limit.blockDurationMs}` : limit.algorithm;
   switch (limit.algorithm) {
@@ -373,7 +476,7 @@ function limitArgument(limit: ResolvedLimit): string {
  * script and this @ratekit/core disagree, and the call fails instead of
  * reporting a decision that was not enforced.
  */
-function decide(reply: unknown, limits: readonly ResolvedLimit[], mode: EvaluateRequest['mode'], cost: number): Decision {
+function decide(reply: unknown, limits: readonly ResolvedLimit[], mode: EvaluateRequest['mode'], cost: number, callerNowMs: number, serverTime: ServerTime): Decision {
   const text = typeof reply === 'string' ? reply : String(reply);
   // `now verdict state₁ … stateₙ`, read in place (no split).
   const count = limits.length;
@@ -392,18 +495,33 @@ function decide(reply: unknown, limits: readonly ResolvedLimit[], mode: Evaluate
     from = end + 1;
   }
   if (malformed) throw new Error(`Unexpected reply from the ratekit script: ${text.slice(0, 200)}`);
-  // `<ms>` (the caller's clock), or `<seconds>/<microseconds>` as Redis TIME gave them: the script's
-  // own now, seconds × 1000 + whole milliseconds, exact in doubles like the script's arithmetic.
+  // `<ms>` (the caller's clock), `<seconds>/<microseconds>` as Redis TIME gave them (the script's
+  // own now, seconds × 1000 + whole milliseconds, exact in doubles like the script's arithmetic),
+  // or `=`: the expiry layout, whose times count from the server's now (0), with TIME after it
+  // when asked for.
+  const relative = text.charCodeAt(0) === 61; /* = */
+  const from0 = relative ? 1 : 0;
   const slash = text.indexOf('/');
-  const nowMs =
-    slash === -1 || slash > space ? Number(text.slice(0, space)) : Number(text.slice(0, slash)) * 1000 + Math.floor(Number(text.slice(slash + 1, space)) / 1000);
+  const clockMs =
+    from0 === space
+      ? Number.NaN
+      : slash === -1 || slash > space
+        ? Number(text.slice(from0, space))
+        : Number(text.slice(from0, slash)) * 1000 + Math.floor(Number(text.slice(slash + 1, space)) / 1000);
+  if (relative && from0 !== space) {
+    serverTime.offsetMs = clockMs - callerNowMs;
+    serverTime.readAtMs = callerNowMs;
+  }
   const verdict = text[space + 1];
-  const { decision } = evaluatePolicy(states, limits, cost, mode, nowMs);
+  const { decision } = evaluatePolicy(states, limits, cost, mode, relative ? 0 : clockMs);
   if (mode === 'consume' && decision.allowed !== (verdict === '1')) {
     throw new Error(
       `The ratekit Redis script ${verdict === '1' ? 'admitted' : 'refused'} a request that @ratekit/core ${decision.allowed ? 'admits' : 'refuses'}: use versions of @ratekit/redis and @ratekit/core released together`,
     );
   }
+  // Every figure but nowMs is a duration: the expiry layout's decision takes the server's time, as
+  // read. The decision was made for this call alone, so it is completed in place.
+  if (relative) (decision as { nowMs: number }).nowMs = from0 === space ? callerNowMs + serverTime.offsetMs : clockMs;
   return decision;
 }
 
@@ -414,5 +532,8 @@ function parseState(text: string, from: number, end: number): LimitState | undef
     if (end - from === 1 && text.charCodeAt(from) === 45 /* - */) return undefined;
     return [Number(text.slice(from, end))];
   }
+  // Two numbers (a fixed window, a token bucket) without split's arrays.
+  const second = text.indexOf(',', comma + 1);
+  if (second === -1 || second >= end) return [Number(text.slice(from, comma)), Number(text.slice(comma + 1, end))];
   return text.slice(from, end).split(',').map(Number);
 }

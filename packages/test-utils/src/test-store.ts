@@ -25,6 +25,14 @@ export interface TestStoreOptions {
    * @default 'caller'
    */
   clock?: 'caller' | 'server';
+  /**
+   * The store finds a key's states only from its policy: `resetKey` is
+   * given the policy's limits (the contract allows it, and a limiter always
+   * passes them), and the suite checks that it resets them all, other keys
+   * and namespaces alone. Without it, `resetKey` gets no limits.
+   * @default false
+   */
+  resetKeyNeedsLimits?: boolean;
   /** Called once after the suite. @default calls `store.dispose()` when there is one */
   disposeStore?: (store: RateLimitStore) => MaybePromise<void>;
   /** Registers store-specific tests inside the suite's `describe`. */
@@ -331,16 +339,31 @@ export function testStore(options: TestStoreOptions): void {
       );
     });
 
-    describe('reset', () => {
+    describe(`reset${options.resetKeyNeedsLimits ? ' (given the policy)' : ''}`, () => {
+      /** resetKey, given the policy's limits only when the store needs them. */
+      const reset = (key: string, namespace: string, policy: readonly ResolvedLimit[]) => store().resetKey(key, namespace, options.resetKeyNeedsLimits ? policy : undefined);
+
       it('forgets every limit of the key in its namespace', async () => {
         const namespace = freshNamespace();
         const policy = limits({ limit: 1, windowMs: HOUR, name: 'a' }, { algorithm: 'gcra', limit: 2, windowMs: HOUR, name: 'b' });
         await ask(store(), { namespace, limits: policy });
         expect((await ask(store(), { namespace, limits: policy })).allowed).toBe(false);
-        await store().resetKey('client', namespace);
+        await reset('client', namespace, policy);
         const after = await ask(store(), { namespace, limits: policy });
         expect(after.allowed).toBe(true);
         expect(after.limits.map((l) => l.remaining)).toEqual([0, 1]);
+      });
+
+      it('forgets unnamed limits too, whichever policy used them', async () => {
+        const namespace = freshNamespace();
+        const window = { limit: 1, windowMs: HOUR };
+        const bucket = { algorithm: 'gcra' as const, limit: 2, windowMs: HOUR };
+        const policy = limits(window, bucket);
+        await ask(store(), { namespace, limits: policy });
+        await ask(store(), { namespace, limits: limits(bucket) });
+        expect((await ask(store(), { namespace, limits: policy, mode: 'peek' })).limits.map((l) => l.remaining)).toEqual([0, 0]);
+        await reset('client', namespace, policy);
+        expect((await ask(store(), { namespace, limits: policy, mode: 'peek' })).limits.map((l) => l.remaining)).toEqual([1, 2]);
       });
 
       it('leaves other keys and other namespaces alone', async () => {
@@ -350,7 +373,7 @@ export function testStore(options: TestStoreOptions): void {
         await ask(store(), { namespace, limits: policy, key: 'a' });
         await ask(store(), { namespace, limits: policy, key: 'b' });
         await ask(store(), { namespace: other, limits: policy, key: 'a' });
-        await store().resetKey('a', namespace);
+        await reset('a', namespace, policy);
         expect((await ask(store(), { namespace, limits: policy, key: 'a' })).allowed).toBe(true);
         expect((await ask(store(), { namespace, limits: policy, key: 'b' })).allowed).toBe(false);
         expect((await ask(store(), { namespace: other, limits: policy, key: 'a' })).allowed).toBe(false);
@@ -358,8 +381,9 @@ export function testStore(options: TestStoreOptions): void {
 
       it('is harmless on a key never seen', async () => {
         const namespace = freshNamespace();
-        await store().resetKey('never-seen', namespace);
-        expect((await ask(store(), { namespace, limits: limits({ limit: 1, windowMs: HOUR }), key: 'never-seen' })).remaining).toBe(0);
+        const policy = limits({ limit: 1, windowMs: HOUR });
+        await reset('never-seen', namespace, policy);
+        expect((await ask(store(), { namespace, limits: policy, key: 'never-seen' })).remaining).toBe(0);
       });
     });
 
