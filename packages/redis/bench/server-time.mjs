@@ -25,6 +25,8 @@ const admin = new Redis(url);
 const HOUR = 3_600_000;
 const policies = {
   gcra: [{ algorithm: 'gcra', limit: 1e9, windowMs: HOUR }],
+  // T = 1 ms, tau = 3.6e6 ms (whole ms: the expiry layout on the server clock); not reached in a run.
+  'gcra T=1ms': [{ algorithm: 'gcra', limit: 3.6e6, windowMs: HOUR }],
   'fixed-window': [{ algorithm: 'fixed-window', limit: 1e9, windowMs: HOUR }],
   'token-bucket': [{ algorithm: 'token-bucket', limit: 1e9, windowMs: HOUR }],
   'sliding-window': [{ algorithm: 'sliding-window', limit: 1e9, windowMs: HOUR }],

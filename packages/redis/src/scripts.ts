@@ -32,8 +32,8 @@ import { createHash } from 'node:crypto';
  * unused. Fixed window: the value is the count, the window ends with the key.
  * So a one-limit policy needs no TIME: it is decided at now = 0, times
  * counted from the server's now, and replies `=` for its now. A consume of 1
- * is two commands (PTTL, SET; INCRBY, PTTL), a refusal one (GCRA) or three
- * (INCRBY, PTTL, DECRBY). In a policy of several limits the state is read
+ * is two commands (PTTL, PEXPIRE; INCRBY, PTTL; SET or PEXPIRE when the key
+ * is new), a refusal one (GCRA) or three (INCRBY, PTTL, DECRBY). In a policy of several limits the state is read
  * as TIME's now + PTTL (the key's time is the script's start, within a
  * millisecond of TIME) and the reply carries it as the hash field would.
  *
@@ -629,7 +629,10 @@ local function gcraByExpiry(key, p, mode, c)
     if ok then
       verdict = '1'
       -- A fractional cost's TAT is kept from the next whole ms (PX takes whole ms): never earlier.
-      if newTat > 0 and newTat ~= s then call('SET', key, '1', 'PX', fmt(ceil(newTat))) end
+      -- PEXPIRE on a key that exists: it only moves the expiry (SET also replaces the value).
+      if newTat > 0 and newTat ~= s then
+        if s == nil then call('SET', key, '1', 'PX', fmt(ceil(newTat))) else call('PEXPIRE', key, fmt(ceil(newTat))) end
+      end
     else
       verdict = '0'
     end
@@ -659,7 +662,8 @@ local function windowIncrement(key, limit, W, c)
   end
   -- No window (INCRBY made the key) or one that ends now (t = 0, as core's step reads it): a new one.
   if c <= limit + 1e-9 then
-    call('SET', key, fmt(c), 'PX', fmt(W))
+    -- INCRBY made the key with the count (n = c): only its expiry is missing.
+    if n == c then call('PEXPIRE', key, fmt(W)) else call('SET', key, fmt(c), 'PX', fmt(W)) end
     return '= 1 -'
   end
   call('DEL', key)

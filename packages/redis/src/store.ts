@@ -122,7 +122,7 @@ export interface RedisStore extends RateLimitStore {
  *   `<prefix><id length>:<id>{…}` with the same hash tag, whose expiry is the
  *   state's end (GCRA: the TAT; fixed window: the window's end, the value
  *   its count). A one-limit policy of such a limit reads no `TIME`: a consume
- *   is two commands in the script (PTTL, SET; INCRBY, PTTL) where the hash
+ *   is two commands in the script (PTTL, PEXPIRE; INCRBY, PTTL) where the hash
  *   takes three. Its decision's `nowMs` (only the legacy epoch header reads
  *   it) is the server's time estimated as the limiter's clock plus their
  *   offset, read with `TIME` once a second of the limiter's clock. A GCRA
