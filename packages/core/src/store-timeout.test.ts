@@ -112,6 +112,17 @@ describe('storeCallBound: one timer for the calls of one limiter', () => {
     await expect(timedOut).resolves.toBe('failed: [ratekit] The fake store did not answer within 50 ms');
   });
 
+  it('hands a thenable whose then throws to onRejected, and leaves no timer behind', async () => {
+    const bounded = storeCallBound(50, 'fake');
+    const broken = {
+      then() {
+        throw new Error('then exploded');
+      },
+    } as unknown as PromiseLike<string>;
+    await expect(bounded(broken, undefined, failures)).resolves.toBe('failed: then exploded');
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
   it('rejects with what onFulfilled or onRejected throws', async () => {
     const bounded = storeCallBound(50, 'fake');
     const boom = new Error('boom');

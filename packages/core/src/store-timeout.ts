@@ -104,8 +104,14 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
       const pending: PendingCall = { deadlineMs: performance.now() + timeoutMs, settled: false, fail };
       queue.push(pending);
       if (timer === undefined) arm(timeoutMs);
-      call.then(
-        (value) => {
+      const failed = (error: unknown) => {
+        if (pending.settled) return;
+        pending.settled = true;
+        dropSettled();
+        fail(error);
+      };
+      try {
+        call.then((value) => {
           if (pending.settled) return;
           pending.settled = true;
           dropSettled();
@@ -117,14 +123,11 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
               reject(thrown);
             }
           }
-        },
-        (error: unknown) => {
-          if (pending.settled) return;
-          pending.settled = true;
-          dropSettled();
-          fail(error);
-        },
-      );
+        }, failed);
+      } catch (thrown) {
+        // A thenable whose then throws: a failure of the call like any other.
+        failed(thrown);
+      }
     });
 }
 

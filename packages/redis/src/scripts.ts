@@ -33,9 +33,10 @@ import { createHash } from 'node:crypto';
  * So a one-limit policy needs no TIME: it is decided at now = 0, times
  * counted from the server's now, and replies `=` for its now. A consume of 1
  * is two commands (PTTL, PEXPIRE; INCRBY, PTTL; SET or PEXPIRE when the key
- * is new), a refusal one (GCRA) or three (INCRBY, PTTL, DECRBY). In a policy of several limits the state is read
- * as TIME's now + PTTL (the key's time is the script's start, within a
- * millisecond of TIME) and the reply carries it as the hash field would.
+ * is new), a refusal one (GCRA) or three (INCRBY, PTTL, DECRBY). In a
+ * policy of several limits the state is read as TIME's now + PTTL (the
+ * key's time is the script's start, within a millisecond of TIME) and the
+ * reply carries it as the hash field would.
  *
  * ARGV
  *   ARGV[1]  the whole request in one string (every argument costs the
@@ -611,7 +612,7 @@ local function clock(time)
   return lastSecondsMs + (us - us % 1000) / 1000
 end
 
--- The expiry layout (now '~', see above): one GCRA or fixed-window limit, in a string key of its
+-- The expiry layout ('~' ids, see above): one GCRA or fixed-window limit, in a string key of its
 -- own whose expiry is the state's end, so the server clock decides without TIME. The script
 -- works at now = 0: a time is ms after the server's now, read from PTTL. Each returns the reply
 -- '= <verdict> <state read>'. step and refund are the general ones, run at now = 0, so the
@@ -922,7 +923,7 @@ end
 /** How long, in ms, a key outlives its longest-lived state: callers whose clocks lag the writer's (caller-clock mode) still find it. */
 export const TTL_SLACK_MS = 1_000;
 
-/** The decision script, for EVAL and EVALSHA: {@link DECISION_CODE} run on `KEYS[1]` and `ARGV[1]`. */
+/** The decision script, for EVAL and EVALSHA: {@link DECISION_CODE} run on `KEYS` and `ARGV[1]`. */
 export const DECISION_SCRIPT = `${DECISION_CODE}\nreturn decide(KEYS, ARGV[1])\n`;
 
 /** SHA-1 of {@link DECISION_SCRIPT}, for EVALSHA. */
@@ -940,7 +941,7 @@ export const DECISION_FUNCTION = `ratekit_${createHash('sha1').update(DECISION_C
 /**
  * The function library, for `FUNCTION LOAD` (Redis 7 and later): {@link DECISION_CODE}
  * and one function, {@link DECISION_FUNCTION}, registered without flags (it
- * writes, so it must not be `no-writes`), which runs it on its one key and
+ * writes, so it must not be `no-writes`), which runs it on its keys and
  * its one argument.
  */
 export const DECISION_LIBRARY =

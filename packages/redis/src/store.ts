@@ -69,7 +69,8 @@ export interface RedisStoreOptions {
   prefix?: string;
   /**
    * Whose clock decides:
-   * - `server` (default): the script reads Redis `TIME`, so app servers with
+   * - `server` (default): Redis's clock decides (the script reads `TIME`, or,
+   *   in the expiry layout, a key's expiry is the clock), so app servers with
    *   skewed clocks agree, and the limiter's `now` option is ignored;
    * - `caller`: the limiter's clock (`EvaluateRequest.nowMs`), for tests on
    *   fixed clocks and for replaying schedules.
