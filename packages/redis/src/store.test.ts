@@ -295,7 +295,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           admin = await connectAdmin(server().url);
           connection = await connect(server().url);
           store = redisStore({ client: connection.client, prefix: 'ratekit-rt:' });
-          // Load the function library once, so the counts below see the steady state.
+          // Load the function library and read the server's time once (the limiter's clock stays at T0 below), so the counts see the steady state.
           await ask(store, { namespace: freshNamespace(), limits: limits({ limit: 1, windowMs: 1_000 }) });
         });
         afterAll(async () => {
@@ -438,116 +438,101 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           expect((await ask(scripted, { namespace: ns, key: 'one', limits: single })).retryAfterMs).toBe(5_000);
           expect((await ask(scripted, { namespace: ns, key: 'one', limits: single, nowMs: T0 + 4_000 })).retryAfterMs).toBe(1_000);
         });
-      });
 
-      describe('the expiry layout (server clock): unnamed GCRA of whole-ms intervals and fixed windows of whole ms, in keys of their own', () => {
-        let admin: NodeRedisClient;
-        let store: RedisStore;
-        let connection: Awaited<ReturnType<typeof connect>>;
-        beforeAll(async () => {
-          admin = await connectAdmin(server().url);
-          connection = await connect(server().url);
-          store = redisStore({ client: connection.client, prefix: 'ratekit-ex:' });
-          // Load the function library and read the server's time once (the limiter's clock stays at T0 below).
-          await ask(store, { namespace: freshNamespace(), limits: limits({ limit: 1, windowMs: 1_000 }) });
-        });
-        afterAll(async () => {
-          await connection.close();
-          await admin.quit();
-        });
+        describe('the expiry layout (server clock): unnamed GCRA of whole-ms intervals and fixed windows of whole ms, in keys of their own', () => {
+          it('a fixed window: the count in a key that expires with the window; INCRBY and PTTL per admitted consume, no TIME', async () => {
+            const ns = freshNamespace();
+            const policy = limits({ limit: 5, windowMs: 60_000 });
+            const [key] = store.keysFor('client', ns, policy);
+            expect(key).toBe(`ratekit-rt:${policy[0]!.id.length}:${policy[0]!.id}${store.keyFor('client', ns).slice('ratekit-rt:'.length)}`);
+            await ask(store, { namespace: ns, limits: policy });
+            await admin.configResetStat();
+            const seen = [];
+            for (let i = 0; i < 2; i++) seen.push((await ask(store, { namespace: ns, limits: policy })).remaining);
+            expect(seen).toEqual([3, 2]);
+            expect(await commandCalls(admin)).toEqual({ fcall: 2, incrby: 2, pttl: 2 });
+            expect(await admin.get(key!)).toBe('3');
+            const ttl = await admin.pTTL(key!);
+            expect(ttl).toBeGreaterThan(55_000);
+            expect(ttl).toBeLessThanOrEqual(60_000);
+            expect(await admin.exists(store.keyFor('client', ns))).toBe(0);
+          });
 
-        it('a fixed window: the count in a key that expires with the window; INCRBY and PTTL per admitted consume, no TIME', async () => {
-          const ns = freshNamespace();
-          const policy = limits({ limit: 5, windowMs: 60_000 });
-          const [key] = store.keysFor('client', ns, policy);
-          expect(key).toBe(`ratekit-ex:${policy[0]!.id.length}:${policy[0]!.id}${store.keyFor('client', ns).slice('ratekit-ex:'.length)}`);
-          await ask(store, { namespace: ns, limits: policy });
-          await admin.configResetStat();
-          const seen = [];
-          for (let i = 0; i < 2; i++) seen.push((await ask(store, { namespace: ns, limits: policy })).remaining);
-          expect(seen).toEqual([3, 2]);
-          expect(await commandCalls(admin)).toEqual({ fcall: 2, incrby: 2, pttl: 2 });
-          expect(await admin.get(key!)).toBe('3');
-          const ttl = await admin.pTTL(key!);
-          expect(ttl).toBeGreaterThan(55_000);
-          expect(ttl).toBeLessThanOrEqual(60_000);
-          expect(await admin.exists(store.keyFor('client', ns))).toBe(0);
-        });
+          it('a refused consume gives its count back in the same call (INCRBY, PTTL, DECRBY): the count is as before', async () => {
+            const ns = freshNamespace();
+            const policy = limits({ limit: 1, windowMs: 60_000 });
+            await ask(store, { namespace: ns, limits: policy });
+            await admin.configResetStat();
+            const refused = await ask(store, { namespace: ns, limits: policy });
+            expect([refused.allowed, refused.remaining]).toEqual([false, 0]);
+            expect(refused.retryAfterMs).toBeGreaterThan(55_000);
+            expect(await commandCalls(admin)).toEqual({ fcall: 1, incrby: 1, pttl: 1, decrby: 1 });
+            expect(await admin.get(store.keysFor('client', ns, policy)[0]!)).toBe('1');
+          });
 
-        it('a refused consume gives its count back in the same call (INCRBY, PTTL, DECRBY): the count is as before', async () => {
-          const ns = freshNamespace();
-          const policy = limits({ limit: 1, windowMs: 60_000 });
-          await ask(store, { namespace: ns, limits: policy });
-          await admin.configResetStat();
-          const refused = await ask(store, { namespace: ns, limits: policy });
-          expect([refused.allowed, refused.remaining]).toEqual([false, 0]);
-          expect(refused.retryAfterMs).toBeGreaterThan(55_000);
-          expect(await commandCalls(admin)).toEqual({ fcall: 1, incrby: 1, pttl: 1, decrby: 1 });
-          expect(await admin.get(store.keysFor('client', ns, policy)[0]!)).toBe('1');
-        });
+          it('GCRA: the key lives until the TAT; PTTL and SET per admitted consume, PTTL alone for a refusal', async () => {
+            const ns = freshNamespace();
+            // T = 1,000 ms, tau = 3,000 ms.
+            const policy = limits({ algorithm: 'gcra', limit: 3, windowMs: 3_000 });
+            const [key] = store.keysFor('client', ns, policy);
+            await admin.configResetStat();
+            const seen = [];
+            for (let i = 0; i < 4; i++) {
+              const d = await ask(store, { namespace: ns, limits: policy });
+              seen.push([d.allowed, d.remaining]);
+            }
+            expect(seen).toEqual([
+              [true, 2],
+              [true, 1],
+              [true, 0],
+              [false, 0],
+            ]);
+            // SET makes the key; PEXPIRE moves its expiry (the TAT) then.
+            expect(await commandCalls(admin)).toEqual({ fcall: 4, pttl: 4, set: 1, pexpire: 2 });
+            const ttl = await admin.pTTL(key!);
+            expect(ttl).toBeGreaterThan(2_500);
+            expect(ttl).toBeLessThanOrEqual(3_000);
+          });
 
-        it('GCRA: the key lives until the TAT; PTTL and SET per admitted consume, PTTL alone for a refusal', async () => {
-          const ns = freshNamespace();
-          // T = 1,000 ms, tau = 3,000 ms.
-          const policy = limits({ algorithm: 'gcra', limit: 3, windowMs: 3_000 });
-          const [key] = store.keysFor('client', ns, policy);
-          await admin.configResetStat();
-          const seen = [];
-          for (let i = 0; i < 4; i++) {
-            const d = await ask(store, { namespace: ns, limits: policy });
-            seen.push([d.allowed, d.remaining]);
-          }
-          expect(seen).toEqual([
-            [true, 2],
-            [true, 1],
-            [true, 0],
-            [false, 0],
-          ]);
-          // SET makes the key; PEXPIRE moves its expiry (the TAT) then.
-          expect(await commandCalls(admin)).toEqual({ fcall: 4, pttl: 4, set: 1, pexpire: 2 });
-          const ttl = await admin.pTTL(key!);
-          expect(ttl).toBeGreaterThan(2_500);
-          expect(ttl).toBeLessThanOrEqual(3_000);
-        });
+          it('a policy of several limits reads and writes the limit in the expiry layout in its own key, so one-limit policies of it see the same state', async () => {
+            const ns = freshNamespace();
+            const window = { limit: 10, windowMs: 60_000 };
+            const policy = limits(window, { algorithm: 'sliding-window', limit: 10, windowMs: 60_000 });
+            const keys = store.keysFor('client', ns, policy);
+            expect(keys).toEqual([store.keyFor('client', ns), store.keysFor('client', ns, limits(window))[0]]);
+            await ask(store, { namespace: ns, limits: policy });
+            await ask(store, { namespace: ns, limits: policy });
+            expect(await admin.get(keys[1]!)).toBe('2');
+            expect(await admin.hKeys(keys[0]!)).toEqual([policy[1]!.id]);
+            expect((await ask(store, { namespace: ns, limits: limits(window) })).remaining).toBe(7);
+            expect((await ask(store, { namespace: ns, limits: policy, mode: 'peek' })).limits.map((l) => l.remaining)).toEqual([7, 8]);
+            await store.resetKey('client', ns, policy);
+            expect(await admin.exists(keys)).toBe(0);
+          });
 
-        it('a policy of several limits reads and writes the limit in the expiry layout in its own key, so one-limit policies of it see the same state', async () => {
-          const ns = freshNamespace();
-          const window = { limit: 10, windowMs: 60_000 };
-          const policy = limits(window, { algorithm: 'sliding-window', limit: 10, windowMs: 60_000 });
-          const keys = store.keysFor('client', ns, policy);
-          expect(keys).toEqual([store.keyFor('client', ns), store.keysFor('client', ns, limits(window))[0]]);
-          await ask(store, { namespace: ns, limits: policy });
-          await ask(store, { namespace: ns, limits: policy });
-          expect(await admin.get(keys[1]!)).toBe('2');
-          expect(await admin.hKeys(keys[0]!)).toEqual([policy[1]!.id]);
-          expect((await ask(store, { namespace: ns, limits: limits(window) })).remaining).toBe(7);
-          expect((await ask(store, { namespace: ns, limits: policy, mode: 'peek' })).limits.map((l) => l.remaining)).toEqual([7, 8]);
-          await store.resetKey('client', ns, policy);
-          expect(await admin.exists(keys)).toBe(0);
-        });
+          it('a fractional cost on a fixed window is counted exactly (the count is read and written, as INCRBY takes whole numbers)', async () => {
+            const ns = freshNamespace();
+            const policy = limits({ limit: 3, windowMs: 60_000 });
+            const remaining = [];
+            for (const cost of [0.5, 1, 0.25]) remaining.push((await ask(store, { namespace: ns, limits: policy, cost })).limits[0]!.tokensAfter);
+            expect(remaining).toEqual([2.5, 1.5, 1.25]);
+            // Written as an exact decimal (see DECISION_CODE), read back as the same double.
+            expect(Number(await admin.get(store.keysFor('client', ns, policy)[0]!))).toBe(1.75);
+          });
 
-        it('a fractional cost on a fixed window is counted exactly (the count is read and written, as INCRBY takes whole numbers)', async () => {
-          const ns = freshNamespace();
-          const policy = limits({ limit: 3, windowMs: 60_000 });
-          const remaining = [];
-          for (const cost of [0.5, 1, 0.25]) remaining.push((await ask(store, { namespace: ns, limits: policy, cost })).limits[0]!.tokensAfter);
-          expect(remaining).toEqual([2.5, 1.5, 1.25]);
-          // Written as an exact decimal (see DECISION_CODE), read back as the same double.
-          expect(Number(await admin.get(store.keysFor('client', ns, policy)[0]!))).toBe(1.75);
-        });
-
-        it("decisions carry the server's time: read with TIME once a second of the limiter's clock, the limiter's clock plus that offset in between", async () => {
-          const fresh = redisStore({ client: connection.client, prefix: 'ratekit-ex:' });
-          const ns = freshNamespace();
-          const policy = limits({ limit: 100, windowMs: 60_000 });
-          await admin.configResetStat();
-          const first = await ask(fresh, { namespace: ns, limits: policy, nowMs: 1_000 });
-          const later = await ask(fresh, { namespace: ns, limits: policy, nowMs: 1_500 });
-          expect((await commandCalls(admin)).time).toBe(1);
-          expect(Math.abs(first.nowMs - Date.now())).toBeLessThan(5_000);
-          expect(later.nowMs - first.nowMs).toBe(500);
-          await ask(fresh, { namespace: ns, limits: policy, nowMs: 2_000 });
-          expect((await commandCalls(admin)).time).toBe(2);
+          it("decisions carry the server's time: read with TIME once a second of the limiter's clock, the limiter's clock plus that offset in between", async () => {
+            const fresh = redisStore({ client: connection.client, prefix: 'ratekit-rt:' });
+            const ns = freshNamespace();
+            const policy = limits({ limit: 100, windowMs: 60_000 });
+            await admin.configResetStat();
+            const first = await ask(fresh, { namespace: ns, limits: policy, nowMs: 1_000 });
+            const later = await ask(fresh, { namespace: ns, limits: policy, nowMs: 1_500 });
+            expect((await commandCalls(admin)).time).toBe(1);
+            expect(Math.abs(first.nowMs - Date.now())).toBeLessThan(5_000);
+            expect(later.nowMs - first.nowMs).toBe(500);
+            await ask(fresh, { namespace: ns, limits: policy, nowMs: 2_000 });
+            expect((await commandCalls(admin)).time).toBe(2);
+          });
         });
       });
 
