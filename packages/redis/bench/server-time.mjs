@@ -30,6 +30,11 @@ const policies = {
   'fixed-window': [{ algorithm: 'fixed-window', limit: 1e9, windowMs: HOUR }],
   'token-bucket': [{ algorithm: 'token-bucket', limit: 1e9, windowMs: HOUR }],
   'sliding-window': [{ algorithm: 'sliding-window', limit: 1e9, windowMs: HOUR }],
+  // Two unnamed limits that both take the expiry layout (T = 1 ms and a fixed window), not reached in a run.
+  'gcra T=1ms + fixed-window': [
+    { algorithm: 'gcra', limit: 3.6e6, windowMs: HOUR },
+    { algorithm: 'fixed-window', limit: 1e9, windowMs: HOUR },
+  ],
   'two-limit': [
     { algorithm: 'gcra', limit: 1e6, windowMs: 1000 },
     { algorithm: 'fixed-window', limit: 1e9, windowMs: HOUR },

@@ -33,10 +33,11 @@ import { createHash } from 'node:crypto';
  * So a one-limit policy needs no TIME: it is decided at now = 0, times
  * counted from the server's now, and replies `=` for its now. A consume of 1
  * is two commands (PTTL, PEXPIRE; INCRBY, PTTL; SET or PEXPIRE when the key
- * is new), a refusal one (GCRA) or three (INCRBY, PTTL, DECRBY). In a
- * policy of several limits the state is read as TIME's now + PTTL (the
- * key's time is the script's start, within a millisecond of TIME) and the
- * reply carries it as the hash field would.
+ * is new), a refusal one (GCRA) or three (INCRBY, PTTL, DECRBY). A policy
+ * of several limits all in the layout is decided at now = 0 too. In a
+ * policy of several limits with some in the hash, the state is read as
+ * TIME's now + PTTL (the key's time is the script's start, within a
+ * millisecond of TIME) and the reply carries it as the hash field would.
  *
  * ARGV
  *   ARGV[1]  the whole request in one string (every argument costs the
@@ -806,7 +807,14 @@ local function decide(keys, spec)
     end
   end
   local now, nowText
-  if serverClock then
+  if serverClock and limits.expiryCount == limits.count then
+    -- Every limit in the expiry layout: decided at now = 0 without TIME, as one limit is ('=').
+    now, nowText = 0, '='
+    if nowArg == '+' then
+      local time = call('TIME')
+      nowText = '=' .. time[1] .. '/' .. time[2]
+    end
+  elseif serverClock then
     local time = call('TIME')
     now = clock(time)
     -- The reading as Redis gave it (the store computes the same ms): cheaper than formatting now.

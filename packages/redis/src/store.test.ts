@@ -510,6 +510,27 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             expect(await admin.exists(keys)).toBe(0);
           });
 
+          it('a policy of several limits all in the expiry layout is decided without TIME too, each limit in its key', async () => {
+            const ns = freshNamespace();
+            // A fixed window and a GCRA of T = 1,000 ms (tau 10,000 ms), both unnamed.
+            const policy = limits({ limit: 5, windowMs: 60_000 }, { algorithm: 'gcra', limit: 10, windowMs: 10_000 });
+            await admin.configResetStat();
+            const seen = [];
+            for (let i = 0; i < 3; i++) seen.push((await ask(store, { namespace: ns, limits: policy })).limits.map((l) => l.remaining));
+            expect(seen).toEqual([
+              [4, 9],
+              [3, 8],
+              [2, 7],
+            ]);
+            const calls = await commandCalls(admin);
+            expect([calls.fcall, calls.time, calls.hmget, calls.hset]).toEqual([3, undefined, undefined, undefined]);
+            const [hash, window, bucket] = store.keysFor('client', ns, policy);
+            expect([await admin.exists(hash!), await admin.get(window!)]).toEqual([0, '3']);
+            const ttl = await admin.pTTL(bucket!);
+            expect(ttl).toBeGreaterThan(2_500);
+            expect(ttl).toBeLessThanOrEqual(3_000);
+          });
+
           it('a fractional cost on a fixed window is counted exactly (the count is read and written, as INCRBY takes whole numbers)', async () => {
             const ns = freshNamespace();
             const policy = limits({ limit: 3, windowMs: 60_000 });

@@ -191,7 +191,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     return keys;
   };
 
-  // A one-limit policy in the expiry layout reads no TIME; its decisions report the server's time
+  // A policy all in the expiry layout reads no TIME; its decisions report the server's time
   // as the limiter's clock plus the offset last read, once a second (`+`).
   const serverTime: ServerTime = { offsetMs: 0, readAtMs: Number.NaN };
 
@@ -204,7 +204,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     if (clock === 'server') {
       keys = serverKeys(policy, tag);
       // A clock reading older than a second, never taken, or ahead of now (the limiter's clock went back).
-      const readTime = policy.expiryOnly && !(nowMs - serverTime.readAtMs < SERVER_TIME_READ_MS && nowMs >= serverTime.readAtMs);
+      const readTime = policy.allExpiry && !(nowMs - serverTime.readAtMs < SERVER_TIME_READ_MS && nowMs >= serverTime.readAtMs);
       // The common request (consume 1) reuses one string per policy.
       argument = readTime ? `${mode} ${cost} +${policy.serverLimits}` : mode === 'consume' && cost === 1 ? policy.consumeOne : `${mode} ${cost} -${policy.serverLimits}`;
     } else {
@@ -398,6 +398,8 @@ interface PolicyArguments {
   readonly expiryIds: readonly string[];
   /** One limit, in the expiry layout: its key is the decision's only key. */
   readonly expiryOnly: boolean;
+  /** Every limit in the expiry layout: the script reads no TIME unless asked (`+`), and replies `=`. */
+  readonly allExpiry: boolean;
 }
 
 /** Computed once per limits array: limiters resolve their policies once and pass the same frozen array on every call. */
@@ -416,7 +418,7 @@ function policyArguments(limits: readonly ResolvedLimit[]): PolicyArguments {
       // An unnamed limit's id (the only kind in the layout) holds no `{` or `}`: the key's hash tag stays the tag.
       if (expiry) expiryIds.push(`${Buffer.byteLength(limit.id)}:${limit.id}`);
     }
-    args = { limits: tail, serverLimits: serverTail, consumeOne: `consume 1 -${serverTail}`, expiryIds, expiryOnly: limits.length === 1 && expiryIds.length === 1 };
+    args = { limits: tail, serverLimits: serverTail, consumeOne: `consume 1 -${serverTail}`, expiryIds, expiryOnly: limits.length === 1 && expiryIds.length === 1, allExpiry: expiryIds.length === limits.length };
     argumentCache.set(limits, args);
   }
   return args;
