@@ -122,9 +122,9 @@ export interface RedisStore extends RateLimitStore {
  *   window of whole ms, is kept instead in a string key of its own,
  *   `<prefix><id length>:<id>{…}` with the same hash tag, whose expiry is the
  *   state's end (GCRA: the TAT; fixed window: the window's end, the value
- *   its count). A one-limit policy of such a limit reads no `TIME`: a consume
+ *   its count). A policy of such limits only reads no `TIME`: a one-limit consume
  *   is two commands in the script (PTTL, PEXPIRE; INCRBY, PTTL) where the hash
- *   takes three. Its decision's `nowMs` (only the legacy epoch header reads
+ *   takes three. Its decisions' `nowMs` (only the legacy epoch header reads
  *   it) is the server's time estimated as the limiter's clock plus their
  *   offset, read with `TIME` once a second of the limiter's clock. A GCRA
  *   TAT there is kept to the whole ms, rounded up when a fractional cost
