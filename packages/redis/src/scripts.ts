@@ -621,6 +621,14 @@ end
 
 -- GCRA: the TAT is the key's PTTL (whole ms; the store only sends limits whose T and tau are whole
 -- ms); the value is unused. A TAT at or before now is no key: the key has expired.
+
+-- Stores a TAT, tat ms after now (> 0), as its key's expiry. PX takes whole ms: a fractional cost's
+-- TAT is kept from the next whole ms, never earlier. A key that exists only has its expiry moved
+-- (PEXPIRE: SET also replaces the value).
+local function tatWrite(key, tat, existed)
+  if existed then call('PEXPIRE', key, fmt(ceil(tat))) else call('SET', key, '1', 'PX', fmt(ceil(tat))) end
+end
+
 local function gcraByExpiry(key, p, mode, c)
   local t = call('PTTL', key)
   local s = nil
@@ -630,17 +638,13 @@ local function gcraByExpiry(key, p, mode, c)
     local ok, newTat = step(p, s, c, 0)
     if ok then
       verdict = '1'
-      -- A fractional cost's TAT is kept from the next whole ms (PX takes whole ms): never earlier.
-      -- PEXPIRE on a key that exists: it only moves the expiry (SET also replaces the value).
-      if newTat > 0 and newTat ~= s then
-        if s == nil then call('SET', key, '1', 'PX', fmt(ceil(newTat))) else call('PEXPIRE', key, fmt(ceil(newTat))) end
-      end
+      if newTat > 0 and newTat ~= s then tatWrite(key, newTat, s ~= nil) end
     else
       verdict = '0'
     end
   elseif mode == 'refund' and s ~= nil then
     local w = refund(p, s, c, 0)
-    if w == nil then call('DEL', key) elseif w ~= s then call('PEXPIRE', key, fmt(ceil(w))) end
+    if w == nil then call('DEL', key) elseif w ~= s then tatWrite(key, w, true) end
   end
   -- One string.format: one string made (PTTL is a whole number of ms).
   if s == nil then return '= ' .. verdict .. ' -' end
@@ -650,23 +654,22 @@ end
 -- Fixed window: the count is the value, the window ends with the key (start = PTTL - windowMs).
 -- A consume of a whole cost is INCRBY then PTTL, with DECRBY when refused: two commands when
 -- admitted, three when a window starts. Returns nil, having changed nothing, when INCRBY refuses
--- the stored count (a fractional one): windowByExpiry decides then.
+-- the stored count (a fractional one): windowReadWrite decides then.
 local function windowIncrement(key, limit, W, c)
   local n = pcall('INCRBY', key, c)
   if type(n) ~= 'number' then return nil end
   local t = call('PTTL', key)
   if t > 0 then
     local used = n - c
-    local allowed = c <= limit - used + 1e-9
-    if not allowed then call('DECRBY', key, c) end
+    local verdict = '1'
+    if not (c <= limit - used + 1e-9) then
+      call('DECRBY', key, c)
+      verdict = '0'
+    end
     -- The whole reply in one string.format of whole numbers: a third of what '..' costs on
     -- numbers (%.14g, twice), and one string made instead of two.
-    if used < 1e15 and W < 1e15 then
-      if allowed then return format('= 1 %d,%d', t - W, used) end
-      return format('= 0 %d,%d', t - W, used)
-    end
-    if allowed then return '= 1 ' .. fmt(t - W) .. ',' .. fmt(used) end
-    return '= 0 ' .. fmt(t - W) .. ',' .. fmt(used)
+    if used < 1e15 and W < 1e15 then return format('= %s %d,%d', verdict, t - W, used) end
+    return '= ' .. verdict .. ' ' .. fmt(t - W) .. ',' .. fmt(used)
   end
   -- No window (INCRBY made the key) or one that ends now (t = 0, as core's step reads it): a new one.
   if c <= limit + 1e-9 then
@@ -678,14 +681,10 @@ local function windowIncrement(key, limit, W, c)
   return '= 0 -'
 end
 
--- Any request on a fixed window: windowIncrement when it can; else (fractional costs or counts,
--- peek, refund) it reads the value and the TTL, then writes what changed.
-local function windowByExpiry(key, p, mode, c)
+-- A request on a fixed window that windowIncrement does not take (fractional costs or counts,
+-- peek, refund): reads the value and the TTL, then writes what changed.
+local function windowReadWrite(key, p, mode, c)
   local W = p[3]
-  if mode == 'consume' and c >= 1 and c == floor(c) and c < 1e15 then
-    local reply = windowIncrement(key, p[2], W, c)
-    if reply ~= nil then return reply end
-  end
   local v = call('GET', key)
   local t = call('PTTL', key)
   local used = nil
@@ -708,6 +707,15 @@ local function windowByExpiry(key, p, mode, c)
   return '= ' .. verdict .. ' ' .. text
 end
 
+-- Any request on a fixed window: windowIncrement when it can, else windowReadWrite.
+local function windowByExpiry(key, p, mode, c)
+  if mode == 'consume' and c >= 1 and c == floor(c) and c < 1e15 then
+    local reply = windowIncrement(key, p[2], p[3], c)
+    if reply ~= nil then return reply end
+  end
+  return windowReadWrite(key, p, mode, c)
+end
+
 local function byExpiry(key, limits, mode, c)
   local p = limits.P[1]
   if p[1] == 'gcra' then return gcraByExpiry(key, p, mode, c) end
@@ -718,7 +726,7 @@ end
 EXPIRY_CONSUME_ONE = function(p)
   if p[1] == 'gcra' then return function(key) return gcraByExpiry(key, p, 'consume', 1) end end
   local limit, W = p[2], p[3]
-  return function(key) return windowIncrement(key, limit, W, 1) or windowByExpiry(key, p, 'consume', 1) end
+  return function(key) return windowIncrement(key, limit, W, 1) or windowReadWrite(key, p, 'consume', 1) end
 end
 
 -- A limit of a policy of several, kept in the expiry layout: its state at now (on the TIME clock of
@@ -738,15 +746,15 @@ end
 
 -- Writes w, a limit's state at now as the general path computes it, to its key in the expiry
 -- layout (gone(w): deleted), the key expiring when the state ends; s is the state it replaces.
--- The cheapest command that does it: PEXPIRE for a GCRA key that exists, INCRBY for a count that
--- stays whole in the same window (its key keeps its expiry); else SET with PX.
+-- The cheapest command that does it: tatWrite for GCRA, INCRBY for a count that stays whole in the
+-- same window (its key keeps its expiry); else SET with PX.
 local function expiryWrite(p, key, w, s, now)
   local endMs
   if gone(w) then endMs = 0 elseif p[1] == 'gcra' then endMs = w - now else endMs = w[1] + p[3] - now end
   if endMs <= 0 then
     call('DEL', key)
   elseif p[1] == 'gcra' then
-    if s == nil then call('SET', key, '1', 'PX', fmt(ceil(endMs))) else call('PEXPIRE', key, fmt(ceil(endMs))) end
+    tatWrite(key, endMs, s ~= nil)
   elseif s ~= nil and s[1] == w[1] and w[2] == floor(w[2]) and s[2] == floor(s[2]) and w[2] < 1e15 then
     call('INCRBY', key, fmt(w[2] - s[2]))
   else
@@ -793,27 +801,21 @@ local function decide(keys, spec)
       limits = remember(tail, parseLimits(spec, pos))
     end
   end
-  -- '+': the server clock, and a one-limit policy in the expiry layout replies TIME too.
+  -- '+': the server clock, and a policy all in the expiry layout replies TIME too.
   local serverClock = nowArg == '-' or nowArg == '+'
   local expiry = limits.expiry
-  if limits.expiryCount > 0 then
-    -- The expiry layout follows the server's clock only.
-    if not serverClock then error('ratekit: the expiry layout needs the server clock') end
-    if limits.count == 1 then
-      local reply = byExpiry(key, limits, mode, cost)
-      if nowArg == '-' then return reply end
-      local time = call('TIME')
-      return '=' .. time[1] .. '/' .. time[2] .. sub(reply, 2)
-    end
-  end
+  -- The expiry layout follows the server's clock only.
+  if limits.expiryCount > 0 and not serverClock then error('ratekit: the expiry layout needs the server clock') end
   local now, nowText
   if serverClock and limits.expiryCount == limits.count then
-    -- Every limit in the expiry layout: decided at now = 0 without TIME, as one limit is ('=').
+    -- Every limit in the expiry layout: decided at now = 0 without TIME ('=').
     now, nowText = 0, '='
     if nowArg == '+' then
       local time = call('TIME')
       nowText = '=' .. time[1] .. '/' .. time[2]
     end
+    -- One limit: its own functions, whose reply starts with '='.
+    if limits.count == 1 then return nowText .. sub(byExpiry(key, limits, mode, cost), 2) end
   elseif serverClock then
     local time = call('TIME')
     now = clock(time)

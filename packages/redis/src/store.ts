@@ -181,14 +181,17 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   // One hash tag for every key of a (namespace, key): the length prefix keeps a user-controlled key
   // from spelling another namespace's; the hash and the expiry layout's keys share a Cluster slot.
   const tagOf = (key: string, namespace: string) => `{${namespace.length}:${namespace}:${key}}`;
-  /** The keys a decision of `policy` on the server clock touches (see DECISION_CODE's KEYS). */
-  const serverKeys = (policy: PolicyArguments, tag: string): string[] => {
-    const { expiryIds } = policy;
-    if (expiryIds.length === 0) return [prefix + tag];
-    if (policy.expiryOnly) return [prefix + expiryIds[0] + tag];
+  /** The hash, then the expiry layout's keys of `expiryIds`. */
+  const hashAndExpiryKeys = (tag: string, expiryIds: readonly string[]): string[] => {
     const keys = [prefix + tag];
     for (const id of expiryIds) keys.push(prefix + id + tag);
     return keys;
+  };
+  /** The keys a decision of `policy` touches (see DECISION_CODE's KEYS): on the caller's clock, the hash alone. */
+  const keysOf = (policy: PolicyArguments, tag: string): string[] => {
+    if (clock === 'caller' || policy.expiryIds.length === 0) return [prefix + tag];
+    if (policy.expiryOnly) return [prefix + policy.expiryIds[0] + tag];
+    return hashAndExpiryKeys(tag, policy.expiryIds);
   };
 
   // A policy all in the expiry layout reads no TIME; its decisions report the server's time
@@ -198,21 +201,17 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   function evaluate(request: EvaluateRequest): Promise<Decision> {
     const { limits, mode, cost, nowMs } = request;
     const policy = policyArguments(limits);
-    const tag = tagOf(request.key, request.namespace);
-    let keys: string[];
     let argument: string;
     if (clock === 'server') {
-      keys = serverKeys(policy, tag);
       // A clock reading older than a second, never taken, or ahead of now (the limiter's clock went back).
       const readTime = policy.allExpiry && !(nowMs - serverTime.readAtMs < SERVER_TIME_READ_MS && nowMs >= serverTime.readAtMs);
       // The common request (consume 1) reuses one string per policy.
       argument = readTime ? `${mode} ${cost} +${policy.serverLimits}` : mode === 'consume' && cost === 1 ? policy.consumeOne : `${mode} ${cost} -${policy.serverLimits}`;
     } else {
       // On the caller's clock every limit is in the hash: a key's expiry follows the server's clock.
-      keys = [prefix + tag];
       argument = `${mode} ${cost} ${request.nowMs}${policy.limits}`;
     }
-    return runner(keys, argument).then((reply) => decide(reply, limits, mode, cost, nowMs, serverTime));
+    return runner(keysOf(policy, tagOf(request.key, request.namespace)), argument).then((reply) => decide(reply, limits, mode, cost, nowMs, serverTime));
   }
 
   return {
@@ -221,15 +220,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     clock,
     prefix,
     keyFor: (key, namespace) => prefix + tagOf(key, namespace),
-    keysFor: (key, namespace, limits) => (clock === 'server' ? serverKeys(policyArguments(limits), tagOf(key, namespace)) : [prefix + tagOf(key, namespace)]),
+    keysFor: (key, namespace, limits) => keysOf(policyArguments(limits), tagOf(key, namespace)),
     evaluate,
     async resetKey(key, namespace, limits) {
-      const tag = tagOf(key, namespace);
       // The hash always (the caller's clock, and limits that are not in the expiry layout, keep their
       // states there); the expiry layout's keys of the limits given. One DEL: they share a slot.
-      const keys = [prefix + tag];
-      if (limits !== undefined) for (const id of policyArguments(limits).expiryIds) keys.push(prefix + id + tag);
-      await runner.del(keys);
+      await runner.del(hashAndExpiryKeys(tagOf(key, namespace), limits === undefined ? [] : policyArguments(limits).expiryIds));
     },
   };
 }
@@ -412,9 +408,12 @@ function policyArguments(limits: readonly ResolvedLimit[]): PolicyArguments {
     let serverTail = '';
     const expiryIds: string[] = [];
     for (const limit of limits) {
-      const expiry = inExpiryLayout(limit);
-      tail += limitArgument(limit, false);
-      serverTail += limitArgument(limit, expiry);
+      // An unnamed limit's id is made of all its parameters (core's resolveLimit), so the state in
+      // its field was always written with these; a named limit's may have been written with others.
+      const pinned = limit.id === unnamedIdOf(limit);
+      const expiry = pinned && inExpiryLayout(limit);
+      tail += limitArgument(limit, pinned ? ':' : '=');
+      serverTail += limitArgument(limit, expiry ? '~' : pinned ? ':' : '=');
       // An unnamed limit's id (the only kind in the layout) holds no `{` or `}`: the key's hash tag stays the tag.
       if (expiry) expiryIds.push(`${Buffer.byteLength(limit.id)}:${limit.id}`);
     }
@@ -425,16 +424,16 @@ function policyArguments(limits: readonly ResolvedLimit[]): PolicyArguments {
 }
 
 /**
- * Whether a limit is kept in the expiry layout on the server clock (see
- * `DECISION_CODE`): a string key of its own whose expiry is the state's end,
- * read with PTTL, so a one-limit policy needs no `TIME`. Taken by a limit
- * without a block whose id pins its parameters (an unnamed one: a named
- * limit may change its parameters, which would move the end of a fixed
- * window under way) that is GCRA with an emission interval and a tolerance
- * of whole ms (the key's PTTL is its TAT), or a fixed window of whole ms.
+ * Whether a limit whose id pins its parameters is kept in the expiry layout
+ * on the server clock (see `DECISION_CODE`): a string key of its own whose
+ * expiry is the state's end, read with PTTL, so a one-limit policy needs no
+ * `TIME`. (A named limit never is: it may change its parameters, which would
+ * move the end of a fixed window under way.) Taken by a limit without a
+ * block that is GCRA with an emission interval and a tolerance of whole ms
+ * (the key's PTTL is its TAT), or a fixed window of whole ms.
  */
 function inExpiryLayout(limit: ResolvedLimit): boolean {
-  if (limit.blockDurationMs > 0 || limit.id !== unnamedIdOf(limit)) return false;
+  if (limit.blockDurationMs > 0) return false;
   if (limit.algorithm === 'gcra') return Number.isInteger(limit.emissionIntervalMs) && Number.isInteger(limit.burst * limit.emissionIntervalMs);
   return limit.algorithm === 'fixed-window' && Number.isInteger(limit.windowMs);
 }
@@ -444,19 +443,17 @@ function unnamedIdOf(limit: ResolvedLimit): string {
 }
 
 /**
- * One limit's part of the argument: ` <algorithm> <parameters…> <id byte length>:<id>`
- * (`=` instead of `:` when the id does not pin the parameters, `~` for a limit
+ * One limit's part of the argument: ` <algorithm> <parameters…> <id byte length><separator><id>`
+ * (`separator`: `:` when the id pins the parameters, `=` when it does not, `~` for a limit
  * in the expiry layout), with the parameters that algorithm reads, derived as core's algorithms
  * derive them (`T` = `emissionIntervalMs`, `tau` = `burst × T`). A number in
  * a template is its shortest round-trip decimal, so the script parses the
  * very same doubles. The id comes last, length-prefixed: a limit's name may
  * hold spaces or anything else.
  */
-function limitArgument(limit: ResolvedLimit, expiry: boolean): string {
+function limitArgument(limit: ResolvedLimit, separator: ':' | '=' | '~'): string {
   const T = limit.emissionIntervalMs;
-  // An unnamed limit's id is made of all its parameters (core's resolveLimit), so the state in
-  // its field was always written with these; a named limit's may have been written with others.
-  const id = `${Buffer.byteLength(limit.id)}${expiry ? '~' : limit.id === unnamedIdOf(limit) ? ':' : '='}${limit.id}`;
+  const id = `${Buffer.byteLength(limit.id)}${separator}${limit.id}`;
   // A limit with a block names its algorithm <algorithm>/<blockDurationMs>.
   const algorithm = limit.blockDurationMs > 0 ? `${limit.algorithm}/${limit.blockDurationMs}` : limit.algorithm;
   switch (limit.algorithm) {
