@@ -1,5 +1,5 @@
 import { createLimiter, RateKitOptionError, type RateLimitStore, resolveLimit } from '@ratekit/core';
-import { ask, blockingLimit, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testDifferential, testStore } from '@ratekit/test-utils';
+import { ask, askInTurn, blockingLimit, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testDifferential, testStore } from '@ratekit/test-utils';
 import { type Cluster, Redis } from 'ioredis';
 import { createClient, type createCluster } from 'redis';
 import { DECISION_FUNCTION, DECISION_SCRIPT_SHA, TTL_SLACK_MS } from './scripts.js';
@@ -447,9 +447,8 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             expect(key).toBe(`ratekit-rt:${policy[0]!.id.length}:${policy[0]!.id}${store.keyFor('client', ns).slice('ratekit-rt:'.length)}`);
             await ask(store, { namespace: ns, limits: policy });
             await admin.configResetStat();
-            const seen = [];
-            for (let i = 0; i < 2; i++) seen.push((await ask(store, { namespace: ns, limits: policy })).remaining);
-            expect(seen).toEqual([3, 2]);
+            const seen = await askInTurn(store, { namespace: ns, limits: policy }, 2);
+            expect(seen.map((d) => d.remaining)).toEqual([3, 2]);
             expect(await commandCalls(admin)).toEqual({ fcall: 2, incrby: 2, pttl: 2 });
             expect(await admin.get(key!)).toBe('3');
             const ttl = await admin.pTTL(key!);
@@ -476,12 +475,8 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             const policy = limits({ algorithm: 'gcra', limit: 3, windowMs: 3_000 });
             const [key] = store.keysFor('client', ns, policy);
             await admin.configResetStat();
-            const seen = [];
-            for (let i = 0; i < 4; i++) {
-              const d = await ask(store, { namespace: ns, limits: policy });
-              seen.push([d.allowed, d.remaining]);
-            }
-            expect(seen).toEqual([
+            const seen = await askInTurn(store, { namespace: ns, limits: policy }, 4);
+            expect(seen.map((d) => [d.allowed, d.remaining])).toEqual([
               [true, 2],
               [true, 1],
               [true, 0],
@@ -515,9 +510,8 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             // A fixed window and a GCRA of T = 1,000 ms (tau 10,000 ms), both unnamed.
             const policy = limits({ limit: 5, windowMs: 60_000 }, { algorithm: 'gcra', limit: 10, windowMs: 10_000 });
             await admin.configResetStat();
-            const seen = [];
-            for (let i = 0; i < 3; i++) seen.push((await ask(store, { namespace: ns, limits: policy })).limits.map((l) => l.remaining));
-            expect(seen).toEqual([
+            const seen = await askInTurn(store, { namespace: ns, limits: policy }, 3);
+            expect(seen.map((d) => d.limits.map((l) => l.remaining))).toEqual([
               [4, 9],
               [3, 8],
               [2, 7],

@@ -7,7 +7,7 @@
  *
  * @module
  */
-export { ALGORITHM_TIMELINES, ask, BLOCK_TIMELINE, blockingLimit, freshNamespace, limits, T0, testStore } from './test-store.js';
+export { ALGORITHM_TIMELINES, ask, askInTurn, BLOCK_TIMELINE, blockingLimit, freshNamespace, limits, T0, testStore } from './test-store.js';
 export type { Ask, StoreTestContext, TestStoreOptions, TimelineRow } from './test-store.js';
 export {
   compareSchedule,

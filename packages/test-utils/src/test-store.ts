@@ -77,6 +77,13 @@ export function ask(store: RateLimitStore, request: Ask): Promise<Decision> {
   );
 }
 
+/** The same request `times` times, each decision awaited before the next is asked. */
+export async function askInTurn(store: RateLimitStore, request: Ask, times: number): Promise<Decision[]> {
+  const decisions: Decision[] = [];
+  for (let i = 0; i < times; i++) decisions.push(await ask(store, request));
+  return decisions;
+}
+
 /** Validated limits, each named after its position unless named already. */
 export function limits(...options: LimitOptions[]): readonly ResolvedLimit[] {
   return options.map((option, i) => resolveLimit(option, `limits[${i}]`));
@@ -227,12 +234,8 @@ export function testStore(options: TestStoreOptions): void {
       it('admits exactly `limit` requests, then refuses without going below 0', async () => {
         const namespace = freshNamespace();
         const policy = limits({ limit: 3, windowMs: HOUR });
-        const seen: Array<[boolean, number]> = [];
-        for (let i = 0; i < 5; i++) {
-          const d = await ask(store(), { namespace, limits: policy });
-          seen.push([d.allowed, d.remaining]);
-        }
-        expect(seen).toEqual([
+        const seen = await askInTurn(store(), { namespace, limits: policy }, 5);
+        expect(seen.map((d) => [d.allowed, d.remaining])).toEqual([
           [true, 2],
           [true, 1],
           [true, 0],
