@@ -339,3 +339,58 @@ describe('memoryStore (property)', () => {
     );
   });
 });
+
+describe('memoryStore: the direct consume path', () => {
+  // A limiter on the store itself decides consumes without a request object; one on a copy of
+  // the store (`{ ...store }`) goes through `evaluate`. The two must agree on every decision and
+  // every state, for every algorithm, with blocks, costs, evictions and keys kept aside.
+  const policies: LimitOptions[] = [
+    { algorithm: 'fixed-window', limit: 3, windowMs: 1_000 },
+    { algorithm: 'sliding-window', limit: 4, windowMs: 1_000 },
+    { algorithm: 'sliding-log', limit: 5, windowMs: 800 },
+    { algorithm: 'token-bucket', limit: 2, windowMs: 500, burst: 3 },
+    { algorithm: 'gcra', limit: 4, windowMs: 2_000 },
+    { algorithm: 'delay', limit: 2, windowMs: 1_000, burst: 2 },
+    { algorithm: 'fixed-window', limit: 2, windowMs: 1_000, blockDurationMs: 3_000 },
+  ];
+  const opArb = fc.record({
+    key: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+    op: fc.constantFrom('consume', 'consume', 'consume', 'peek', 'refund', 'reset'),
+    cost: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.constant(0.5)),
+    dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1_200 })),
+  });
+
+  it('answers and keeps state exactly as evaluate does', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...policies), fc.array(opArb, { minLength: 1, maxLength: 80 }), (limits, ops) => {
+        let t = T0;
+        const now = () => t;
+        // 3 keys in the LRU for 5 keys used: evictions, and keys kept aside and rescued.
+        const direct = createLimiter({ limits, store: memoryStore({ maxKeys: 3, pruneIntervalMs: 0 }), now });
+        const viaEvaluate = createLimiter({ limits, store: { ...memoryStore({ maxKeys: 3, pruneIntervalMs: 0 }) }, now });
+        for (const { key, op, cost, dtMs } of ops) {
+          t += dtMs;
+          if (op === 'reset') {
+            direct.reset(key);
+            viaEvaluate.reset(key);
+            continue;
+          }
+          const run = (l: Limiter) => sync(op === 'consume' ? l.consume(key, { cost }) : op === 'peek' ? l.peek(key, { cost }) : l.refund(key, { cost }));
+          same(run(direct), run(viaEvaluate));
+        }
+        for (const key of ['a', 'b', 'c', 'd', 'e']) same(sync(direct.peek(key)), sync(viaEvaluate.peek(key)));
+      }),
+    );
+  });
+
+  it('is not taken by a limiter on a wrapper of the store, so a wrapped evaluate sees every consume', () => {
+    const inner = memoryStore({ pruneIntervalMs: 0 });
+    const seen: string[] = [];
+    const wrapper = { ...inner, evaluate: (request: Parameters<MemoryStore['evaluate']>[0]) => (seen.push(request.mode), inner.evaluate(request)) };
+    const limiter = createLimiter({ limits: fivePerSecond, store: wrapper, now: () => T0 });
+    limiter.consume('k');
+    limiter.consume('k');
+    expect(seen).toEqual(['consume', 'consume']);
+    expect(sync(limiter.peek('k')).remaining).toBe(3);
+  });
+});

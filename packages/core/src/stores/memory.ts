@@ -112,6 +112,22 @@ function isSlots(entry: Entry | undefined): entry is Slots {
   return entry !== undefined && !Array.isArray(entry);
 }
 
+/** `evaluate` in mode `'consume'`, the request's fields as arguments. */
+export type ConsumeFunction = (key: string, namespace: string, limits: readonly ResolvedLimit[], cost: number, nowMs: number) => Decision;
+
+/**
+ * Each memory store's `consume` (see the store's `consume` below), by store
+ * object: a limiter built on the store itself takes it, and one built on a
+ * copy or a wrapper (`{ ...memoryStore(), evaluate }`) does not, so a
+ * wrapped `evaluate` is never bypassed.
+ */
+const consumers = new WeakMap<RateLimitStore, ConsumeFunction>();
+
+/** The fast `consume` of a store made by {@link memoryStore}; undefined for any other store. For the limiter. */
+export function memoryConsumeOf(store: RateLimitStore): ConsumeFunction | undefined {
+  return consumers.get(store);
+}
+
 /**
  * An in-process store on an LRU index (`stores/lru.ts`), bounded by `maxKeys`.
  *
@@ -293,43 +309,62 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   // (an empty sliding log) takes the general path.
   const working: number[][] = [[0.5], [0.5], [0.5, 0.5], [0.5, 0.5, 0.5]];
 
+  /**
+   * `evaluate` in mode `'consume'`. The commonest call, an admitted consume
+   * of a key under a single limit without a block, is decided here with no
+   * new array and no request object: a slab state is copied into a working
+   * array, stepped in place (the `into` argument) and copied back; a longer
+   * bare state is stepped in place; a new key's state is added. Everything
+   * else goes to `evaluate`. Kept in a function of its own, too large for V8
+   * to inline into the limiter (over 460 bytes of bytecode), so it keeps its
+   * own inlining budget for the LRU lookup, the step and the decision: inlined
+   * into the caller, the step and the decision were not, and their objects
+   * were then really allocated.
+   */
+  function consume(key: string, namespace: string, limits: readonly ResolvedLimit[], cost: number, nowMs: number): Decision {
+    const limit = limits[0]!;
+    if (limits.length !== 1 || limit.blockDurationMs !== 0) return evaluate({ key, namespace, limits, cost, mode: 'consume', nowMs });
+    clock.nowMs = nowMs;
+    let slot = cache.find(key);
+    if (slot < 0 && guarded.size > 0) slot = rescue(key);
+    const held = slot < 0 ? undefined : cache.valueAt(slot);
+    if ( (typeof held === 'number' ? held > 0 : held === undefined || Array.isArray(held)) && isPrimary(namespace, limit)) {
+      let state = held as number[] | undefined;
+      const at = slot * SLAB_STRIDE;
+      if (typeof held === 'number') {
+        state = working[held]!;
+        state[0] = slab[at]!;
+        if (held > 1) {
+          state[1] = slab[at + 1]!;
+          if (held > 2) state[2] = slab[at + 2]!;
+        }
+      }
+      const step = algorithmOf(limit).step(state, limit, cost, nowMs, state);
+      if (step.allowed) {
+        const next = step.next;
+        if (typeof held !== 'number' || next !== state) hold(slot < 0 ? cache.add(key, 0) : slot, next);
+        else {
+          // Stepped in the working array: back into the slot's place in the slab.
+          slab[at] = next[0]!;
+          if (held > 1) {
+            slab[at + 1] = next[1]!;
+            if (held > 2) slab[at + 2] = next[2]!;
+          }
+        }
+        return decideOne(limit, step, undefined, true, cost, nowMs);
+      }
+    }
+    return evaluate({ key, namespace, limits, cost, mode: 'consume', nowMs });
+  }
+
   function evaluate(request: EvaluateRequest): Decision {
     const { key, limits, mode } = request;
     clock.nowMs = request.nowMs;
     let slot = cache.find(key);
     if (slot < 0 && guarded.size > 0) slot = rescue(key);
-    const held = slot < 0 ? undefined : cache.valueAt(slot);
-    if (limits.length === 1 && mode === 'consume' && (held === undefined || (typeof held === 'number' ? held > 0 : Array.isArray(held)))) {
-      const limit = limits[0]!;
-      if (limit.blockDurationMs === 0 && isPrimary(request.namespace, limit)) {
-        // The hottest path, an admitted consume on a key with one state: what evaluateLimit
-        // does in that case (store `next`, report the charged step), without its wrapper
-        // object and, on a known key, without any new array: a slab state is stepped in a
-        // working array (the `into` argument) and copied back, a longer one in place.
-        let state = held as number[] | undefined; // a bare state too long for the slab, stepped in place
-        if (typeof held === 'number') {
-          state = working[held]!;
-          const at = slot * SLAB_STRIDE;
-          state[0] = slab[at]!;
-          if (held > 1) {
-            state[1] = slab[at + 1]!;
-            if (held > 2) state[2] = slab[at + 2]!;
-          }
-        }
-        const step = algorithmOf(limit).step(state, limit, request.cost, request.nowMs, state);
-        if (step.allowed) {
-          hold(slot < 0 ? cache.add(key, 0) : slot, step.next);
-          return decideOne(limit, step, undefined, true, request.cost, request.nowMs);
-        }
-      }
-    }
-    // Every other case, on the key's entry (`slot` -1: the key is new). One function with
-    // the hot path above on purpose: V8 inlines a function this size into no caller, so it
-    // keeps its own inlining budget for the hot path's step, decision and slab writes
-    // (split in two, the small half was inlined into the limiter and ran out of budget:
-    // 1,118 -> 1,494 instructions per decision).
+    // Every case, on the key's entry (`slot` -1: the key is new); `consume` decides the commonest first.
     const { namespace } = request;
-    const entry = held === undefined ? undefined : entryOf(slot, held);
+    const entry = slot < 0 ? undefined : entryOf(slot, cache.valueAt(slot));
     if (limits.length === 1 && mode !== 'refund') {
       // One limit: no per-limit arrays.
       const limit = limits[0]!;
@@ -410,7 +445,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const timer = pruneIntervalMs > 0 ? setInterval(() => prune(), pruneIntervalMs) : undefined;
   timer?.unref?.();
 
-  return {
+  const store: MemoryStore = {
     name: STORE_NAME,
     shared: false,
     clock: 'caller',
@@ -433,6 +468,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       guarded.clear();
     },
   };
+  consumers.set(store, consume);
+  return store;
 
   /** Every limit this store has seen in `namespace`. */
   function knownLimits(namespace: string): ResolvedLimit[] {
