@@ -328,7 +328,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     let slot = cache.find(key);
     if (slot < 0 && guarded.size > 0) slot = rescue(key);
     const held = slot < 0 ? undefined : cache.valueAt(slot);
-    if ( (typeof held === 'number' ? held > 0 : held === undefined || Array.isArray(held)) && isPrimary(namespace, limit)) {
+    if ((typeof held === 'number' ? held > 0 : held === undefined || Array.isArray(held)) && isPrimary(namespace, limit)) {
       let state = held as number[] | undefined;
       const at = slot * SLAB_STRIDE;
       if (typeof held === 'number') {
