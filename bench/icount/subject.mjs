@@ -3,7 +3,8 @@
 //
 //   node subject.mjs <contender> <N> <keyCount>
 //
-// contender: map (the decisions part's baseline), lru (the same on lru-cache,
+// contender: map (the decisions part's baseline), floor and floor-decision (a fixed window
+// written inline on the memory store's layout, without and with a returned object), lru (the same on lru-cache,
 // state updated in place), fastify (@fastify/rate-limit LocalStore.incr), erl
 // (express-rate-limit MemoryStore.increment, not awaited: its Promise is made
 // but the await's cost is not counted), or a ratekit algorithm name, or
@@ -26,6 +27,8 @@ const NEVER = 1e12;
 const HOUR_MS = 3_600_000;
 
 let decide;
+/** Where `floor-decision` puts each object it makes. */
+let escaped;
 if (which === 'map') {
   const map = new Map();
   decide = (key) => {
@@ -60,6 +63,62 @@ if (which === 'map') {
   decide = (key) => {
     store.incr(key, cb, HOUR_MS, NEVER);
     return result.current <= NEVER;
+  };
+} else if (which === 'floor' || which === 'floor-decision') {
+  // The least a fixed window on the memory store's layout can do: a Map from key to slot, the
+  // recency links in two Uint32Arrays, the state in a Float64Array slab, the arithmetic inline.
+  // `floor-decision` also returns a new 10-field object per decision, as a Decision-returning
+  // API must (without the per-limit entry and its array).
+  const size = Math.max(K, 100_000);
+  const slots = new Map();
+  const slab = new Float64Array(size * 2);
+  const older = new Uint32Array(size);
+  const newer = new Uint32Array(size);
+  let newest = 0;
+  class Answer {
+    constructor(allowed, limit, remaining, resetMs, nowMs, policy) {
+      this.allowed = allowed;
+      this.limit = limit;
+      this.remaining = remaining;
+      this.resetMs = resetMs;
+      this.retryAfterMs = 0;
+      this.delayMs = 0;
+      this.cost = 1;
+      this.nowMs = nowMs;
+      this.policy = policy;
+      this.limits = undefined;
+    }
+  }
+  decide = (key) => {
+    const nowMs = Date.now();
+    let slot = slots.get(key);
+    if (slot === undefined) {
+      slot = slots.size;
+      slots.set(key, slot);
+      slab[slot * 2] = nowMs;
+    } else if (slot !== newest) {
+      newer[older[slot]] = newer[slot];
+      older[newer[slot]] = older[slot];
+      newer[newest] = slot;
+      older[slot] = newest;
+      newest = slot;
+    }
+    const at = slot * 2;
+    let startMs = slab[at];
+    let used = slab[at + 1];
+    if (nowMs >= startMs + HOUR_MS) {
+      startMs = nowMs;
+      used = 0;
+    }
+    const allowed = used + 1 <= NEVER;
+    if (allowed) {
+      slab[at] = startMs;
+      slab[at + 1] = used + 1;
+    }
+    if (which === 'floor') return allowed;
+    // Kept reachable, as a caller keeps a decision (else V8 removes the object altogether).
+    escaped = new Answer(allowed, NEVER, Math.floor(NEVER - used - 1), startMs + HOUR_MS - nowMs, nowMs, '');
+    return escaped.allowed;
   };
 } else if (which === 'erl') {
   const { MemoryStore } = require('express-rate-limit');
