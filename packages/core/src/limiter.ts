@@ -181,7 +181,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
   /**
    * A store's answer bounded by `storeTimeoutMs`, its failure recovered. A
    * function of its own so that `run` makes no closure: a closure there
-   * puts run's variables in a context allocated on every call, about 150
+   * puts run's variables in a context allocated on every call, about 95
    * instructions per in-memory decision (`bench/icount`).
    */
   function settled(

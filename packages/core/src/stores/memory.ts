@@ -144,6 +144,10 @@ export function memoryConsumeOf(store: RateLimitStore): ConsumeFunction | undefi
  *   limits' states are kept as arrays. See `pnpm bench` for bytes per key.
  * - The user-controlled key is never concatenated with anything, so it cannot
  *   collide with another limiter's namespace.
+ * - A limiter built on the store itself decides a one-limit `consume` on a
+ *   direct path with the same answers (no request object); a limiter built
+ *   on a copy or wrapper of it (`{ ...store, evaluate: logged }`) sends every
+ *   call through that wrapper's `evaluate`.
  *
  * @throws {RateKitOptionError} when `maxKeys` is not an integer ≥ 1 or `pruneIntervalMs` is negative.
  * @example
