@@ -329,8 +329,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     const limit = limits[0]!;
     if (limits.length !== 1 || limit.blockDurationMs !== 0) return evaluate({ key, namespace, limits, cost, mode: 'consume', nowMs });
     clock.nowMs = nowMs;
-    let slot = cache.find(key);
-    if (slot < 0 && guarded.size > 0) slot = rescue(key);
+    const slot = locate(key);
     const held = slot < 0 ? undefined : cache.valueAt(slot);
     if ((typeof held === 'number' ? held > 0 : held === undefined || Array.isArray(held)) && isPrimary(namespace, limit)) {
       let state = held as number[] | undefined;
@@ -358,16 +357,24 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         return decideOne(limit, step, undefined, true, cost, nowMs);
       }
     }
-    return evaluate({ key, namespace, limits, cost, mode: 'consume', nowMs });
+    // Nothing changed since the lookup (a refused step writes nothing): the key is still at `slot`.
+    return evaluateAt({ key, namespace, limits, cost, mode: 'consume', nowMs }, slot);
+  }
+
+  /** The slot of `key`, now most recently used (a key kept aside moved back into the LRU); -1 when absent. */
+  function locate(key: string): number {
+    const slot = cache.find(key);
+    return slot < 0 && guarded.size > 0 ? rescue(key) : slot;
   }
 
   function evaluate(request: EvaluateRequest): Decision {
-    const { key, limits, mode } = request;
     clock.nowMs = request.nowMs;
-    let slot = cache.find(key);
-    if (slot < 0 && guarded.size > 0) slot = rescue(key);
-    // Every case, on the key's entry (`slot` -1: the key is new); `consume` decides the commonest first.
-    const { namespace } = request;
+    return evaluateAt(request, locate(request.key));
+  }
+
+  /** Every case, on the key's entry at `slot` (-1: the key is new); `consume` decides the commonest first. */
+  function evaluateAt(request: EvaluateRequest, slot: number): Decision {
+    const { key, limits, mode, namespace } = request;
     const entry = slot < 0 ? undefined : entryOf(slot, cache.valueAt(slot));
     if (limits.length === 1 && mode !== 'refund') {
       // One limit: no per-limit arrays.
@@ -455,8 +462,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     clock: 'caller',
     evaluate,
     resetKey(key, namespace) {
-      let slot = cache.find(key);
-      if (slot < 0) slot = rescue(key);
+      const slot = locate(key);
       if (slot < 0) return;
       let next: Entry | undefined = entryOf(slot, cache.valueAt(slot));
       for (const limit of knownLimits(namespace)) next = writeSlot(next, slotOf(namespace, limit), undefined);
