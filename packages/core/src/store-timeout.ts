@@ -94,35 +94,33 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
 
   return <T, R>(call: PromiseLike<T>, onFulfilled: ((value: T) => R | PromiseLike<R>) | undefined, onRejected: (error: unknown) => R | PromiseLike<R>) =>
     new Promise<R>((resolve, reject) => {
-      const fail = (error: unknown) => {
+      // The promise takes what a handler returns, or rejects with what it throws.
+      const answer = <A>(handler: (argument: A) => R | PromiseLike<R>, argument: A) => {
         try {
-          resolve(onRejected(error));
+          resolve(handler(argument));
         } catch (thrown) {
           reject(thrown);
         }
       };
+      const fail = (error: unknown) => answer(onRejected, error);
       const pending: PendingCall = { deadlineMs: performance.now() + timeoutMs, settled: false, fail };
       queue.push(pending);
       if (timer === undefined) arm(timeoutMs);
-      const failed = (error: unknown) => {
-        if (pending.settled) return;
+      // True for the call's first outcome only (not after the deadline has failed it).
+      const first = () => {
+        if (pending.settled) return false;
         pending.settled = true;
         dropSettled();
-        fail(error);
+        return true;
+      };
+      const failed = (error: unknown) => {
+        if (first()) fail(error);
       };
       try {
         call.then((value) => {
-          if (pending.settled) return;
-          pending.settled = true;
-          dropSettled();
+          if (!first()) return;
           if (onFulfilled === undefined) resolve(value as unknown as R);
-          else {
-            try {
-              resolve(onFulfilled(value));
-            } catch (thrown) {
-              reject(thrown);
-            }
-          }
+          else answer(onFulfilled, value);
         }, failed);
       } catch (thrown) {
         // A thenable whose then throws: a failure of the call like any other.
