@@ -3,6 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { writeHeaders } from './write-headers.js';
 import { keyError } from './key-error.js';
 import { after, isThenable } from './maybe.js';
+import { publishInfo } from './publish.js';
 import { settlingNext } from './settling-next.js';
 import type { RateKitConfig } from './ratekit-options.js';
 import { uncountWhenSkipped, watchResponse } from './skip-requests.js';
@@ -80,8 +81,7 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
     if (config.standard.unsupported && !res.headersSent) validations.headersDraftVersion(config.public.standardHeaders);
     const used = Math.max(0, decision.limit - decision.remaining);
     const info: RateLimitInfo = { limit: decision.limit, used, remaining: decision.remaining, resetTime: new Date(decision.nowMs + decision.resetMs), key, decision };
-    Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: used });
-    (req as unknown as Record<string, RateLimitInfo>)[requestPropertyName] = info;
+    publishInfo(req, requestPropertyName, info, used);
     if (!decision.allowed) {
       refuse(req, res, next, fail, settle);
       return;

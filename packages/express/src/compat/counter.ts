@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { type CountedState, counterRetryAfter, writeLegacyCounterHeaders, writeStandardCounterHeaders } from './headers.js';
 import { after, isThenable } from '../maybe.js';
+import { publishInfo } from '../publish.js';
 import { settlingNext } from '../settling-next.js';
 import type { CounterConfig } from './options.js';
 import { type ResponseWatch, uncountWhenSkipped, watchResponse } from '../skip-requests.js';
@@ -74,9 +75,7 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
   /** Step 7: `req[requestPropertyName]`, with express-rate-limit's hidden `current`. */
   function publish(req: Request, key: unknown, totalHits: number, limit: number, resetTime: Date | undefined): RateLimitInfo {
     const info: RateLimitInfo = { limit, used: totalHits, remaining: Math.max(limit - totalHits, 0), resetTime, key: key as string };
-    Object.defineProperty(info, 'current', { configurable: false, enumerable: false, value: totalHits });
-    (req as unknown as Record<string, RateLimitInfo>)[requestPropertyName] = info;
-    return info;
+    return publishInfo(req, requestPropertyName, info, totalHits);
   }
 
   function count(req: Request, res: Response, next: NextFunction, watch: ResponseWatch | undefined, key: unknown, fail: (error: unknown) => void, done: () => void): void {
