@@ -5,6 +5,7 @@
 // Requests (see lib/child.mjs):
 //   { cmd: 'listen' } → { type: 'listening', port }             builds the app, listens on HOST, port chosen by the OS
 //   { cmd: 'usage' }  → { type: 'usage', cpuMicros, heapUsed }   this process's CPU time so far (user + system, µs)
+//   { cmd: 'gc' }     → { type: 'gc' }                            a full garbage collection (with --expose-gc; for bench/icount/http.mjs)
 // The process exits when the parent disconnects.
 
 import http from 'node:http';
@@ -67,6 +68,9 @@ export function serveHttp(build) {
         const cpu = process.cpuUsage();
         return { type: 'usage', cpuMicros: cpu.user + cpu.system, heapUsed: process.memoryUsage().heapUsed };
       }
+      case 'gc':
+        globalThis.gc?.();
+        return { type: 'gc' };
       default:
         throw new Error(`unknown request ${JSON.stringify(message)}`);
     }
