@@ -3,8 +3,8 @@
 //
 //   node subject.mjs <contender> <N> <keyCount>
 //
-// contender: map (the decisions part's baseline), floor and floor-decision (a fixed window
-// written inline on the memory store's layout, without and with a returned object), lru (the same on lru-cache,
+// contender: map (the decisions part's baseline), floor, floor-decision and floor-entry (a fixed window
+// written inline on the memory store's layout: without a returned object, with one, with one shaped as core's Decision), lru (the same on lru-cache,
 // state updated in place), fastify (@fastify/rate-limit LocalStore.incr), erl
 // (express-rate-limit MemoryStore.increment, not awaited: its Promise is made
 // but the await's cost is not counted), or a ratekit algorithm name, or
@@ -64,11 +64,12 @@ if (which === 'map') {
     store.incr(key, cb, HOUR_MS, NEVER);
     return result.current <= NEVER;
   };
-} else if (which === 'floor' || which === 'floor-decision') {
+} else if (which === 'floor' || which === 'floor-decision' || which === 'floor-entry') {
   // The least a fixed window on the memory store's layout can do: a Map from key to slot, the
   // recency links in two Uint32Arrays, the state in a Float64Array slab, the arithmetic inline.
   // `floor-decision` also returns a new 10-field object per decision, as a Decision-returning
-  // API must (without the per-limit entry and its array).
+  // API must (without the per-limit entry and its array); `floor-entry` returns the shape of
+  // core's Decision: that object, its `limits` array and the one limit's 14-field entry.
   const size = Math.max(K, 100_000);
   const slots = new Map();
   const slab = new Float64Array(size * 2);
@@ -76,7 +77,7 @@ if (which === 'map') {
   const newer = new Uint32Array(size);
   let newest = 0;
   class Answer {
-    constructor(allowed, limit, remaining, resetMs, nowMs, policy) {
+    constructor(allowed, limit, remaining, resetMs, nowMs, policy, limits) {
       this.allowed = allowed;
       this.limit = limit;
       this.remaining = remaining;
@@ -86,9 +87,32 @@ if (which === 'map') {
       this.cost = 1;
       this.nowMs = nowMs;
       this.policy = policy;
-      this.limits = undefined;
+      this.limits = limits;
     }
   }
+  const plain = (allowed, used, startMs, nowMs) => new Answer(allowed, NEVER, Math.floor(NEVER - used - 1), startMs + HOUR_MS - nowMs, nowMs, '', undefined);
+  const shaped = (allowed, used, startMs, nowMs) => {
+    const remaining = Math.floor(NEVER - used - 1);
+    const resetMs = startMs + HOUR_MS - nowMs;
+    const entry = {
+      name: '',
+      algorithm: 'fixed-window',
+      allowed,
+      limit: NEVER,
+      quota: NEVER,
+      windowMs: HOUR_MS,
+      remaining,
+      tokensBefore: NEVER - used,
+      tokensRefilled: 0,
+      tokensPaid: 1,
+      tokensAfter: NEVER - used - 1,
+      resetMs,
+      retryAfterMs: 0,
+      nextRefillMs: resetMs,
+    };
+    return new Answer(allowed, NEVER, remaining, resetMs, nowMs, '', [entry]);
+  };
+  const answer = which === 'floor-entry' ? shaped : which === 'floor-decision' ? plain : undefined;
   decide = (key) => {
     const nowMs = Date.now();
     let slot = slots.get(key);
@@ -115,9 +139,9 @@ if (which === 'map') {
       slab[at] = startMs;
       slab[at + 1] = used + 1;
     }
-    if (which === 'floor') return allowed;
+    if (answer === undefined) return allowed;
     // Kept reachable, as a caller keeps a decision (else V8 removes the object altogether).
-    escaped = new Answer(allowed, NEVER, Math.floor(NEVER - used - 1), startMs + HOUR_MS - nowMs, nowMs, '');
+    escaped = answer(allowed, used, startMs, nowMs);
     return escaped.allowed;
   };
 } else if (which === 'erl') {
