@@ -18,12 +18,13 @@
 // last is answered. Every response must have the scenario's status (200, or
 // 429 for a reject scenario), or the run fails.
 
-import { execFileSync, fork } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startChild } from '../lib/child.mjs';
 
 const [framework, serverName, scenario, requestsText = '2000', warmupText = '3000'] = process.argv.slice(2);
 if (scenario === undefined) {
@@ -40,13 +41,24 @@ const here = dirname(fileURLToPath(import.meta.url));
 const serverFile = join(here, '..', 'http-servers', `${framework}-${serverName}.mjs`);
 const outDir = mkdtempSync(join(tmpdir(), 'icount-http-'));
 
-const child = fork(serverFile, [scenario], {
+// valgrind's own messages go to a file; the server's output, as in the HTTP part, to our stderr.
+const child = startChild(serverFile, {
+  args: [scenario],
   execPath: 'valgrind',
-  execArgv: ['--tool=callgrind', `--callgrind-out-file=${outDir}/out.%p`, process.execPath, '--single-threaded', '--expose-gc', '--no-flush-bytecode', '--no-memory-reducer', '--min-semi-space-size=16', '--max-semi-space-size=16'],
-  stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
-  serialization: 'json',
+  execArgv: [
+    '--tool=callgrind',
+    `--callgrind-out-file=${outDir}/out.%p`,
+    `--log-file=${outDir}/valgrind.log`,
+    process.execPath,
+    '--single-threaded',
+    '--expose-gc',
+    '--no-flush-bytecode',
+    '--no-memory-reducer',
+    '--min-semi-space-size=16',
+    '--max-semi-space-size=16',
+  ],
+  label: `${framework}-${serverName} ${scenario} under callgrind`,
 });
-const reply = () => new Promise((resolve) => child.once('message', resolve));
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
 function send(port, count) {
@@ -83,16 +95,14 @@ function dumped() {
 }
 
 try {
-  child.send({ cmd: 'listen' });
-  const { port } = await reply();
+  const { port } = await child.request({ cmd: 'listen' });
   // A reject scenario's limit of 1 is spent by the first request of the warm-up.
   if (expectedStatus === 429) await send(port, 1).catch(() => {});
   await send(port, warmup);
   const windows = [];
   for (let i = 0; i < WINDOWS; i++) {
     // Each window starts on a collected heap, so an old-generation collection falls in none of them.
-    child.send({ cmd: 'gc' });
-    await reply();
+    await child.request({ cmd: 'gc' });
     execFileSync('callgrind_control', ['-z', String(child.pid)], { stdio: 'ignore' });
     await send(port, requests);
     windows.push(dumped());
@@ -104,8 +114,7 @@ try {
   );
 } finally {
   agent.destroy();
-  child.disconnect();
-  await new Promise((resolve) => child.once('exit', resolve));
+  await child.close();
   if (!process.env.KEEP) rmSync(outDir, { recursive: true, force: true });
   else console.log(outDir);
 }

@@ -27,7 +27,7 @@ const NEVER = 1e12;
 const HOUR_MS = 3_600_000;
 
 let decide;
-/** Where `floor-decision` puts each object it makes. */
+/** Where `floor-decision` and `floor-entry` put each object they make. */
 let escaped;
 if (which === 'map') {
   const map = new Map();
