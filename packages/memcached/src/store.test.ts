@@ -422,7 +422,7 @@ describeWithPrivateServer('memcachedStore when the server fails', () => {
     const errors: RateKitError[] = [];
     const limiter = createLimiter({ limits: policy, store, prefix: freshNamespace(), onStoreError: 'deny', storeTimeoutMs: STORE_TIMEOUT_MS, onError: (e) => errors.push(e) });
     await untilRecovered(limiter, 'b', errors, 5_000);
-    server.signal('SIGSTOP');
+    await server.freeze();
     try {
       const frozen = await timed(limiter, 'b', 5, errors);
       expect(frozen.every((r) => r.failed && !r.allowed)).toBe(true);

@@ -590,7 +590,7 @@ describeWithOwnPostgres('postgresStore when the database fails (a private server
       const recoveredAt = await waitForRecovery();
       await sleep(500);
       // 2. The server hangs (SIGSTOP): queries never answer, so the timeout must cut them off.
-      server().freeze();
+      await server().freeze();
       const frozenFrom = Date.now();
       await sleep(1_500);
       const frozenUntil = Date.now();

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { createLimiter, type Decision, type Limiter, RateKitError } from '@ratekit/core';
-import { describeWithService, freshNamespace, type LocalRedis, privateRedisService, startRedis } from '@ratekit/test-utils';
+import { describeWithService, freezeProcesses, freshNamespace, type LocalRedis, privateRedisService, startRedis } from '@ratekit/test-utils';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { DECISION_FUNCTION } from './scripts.js';
@@ -207,7 +207,8 @@ async function runOutage(server: LocalRedis, connect: (url: string) => Promise<C
 
   try {
     await sleep(300);
-    process.kill(server.pid, 'SIGSTOP');
+    // 'frozen' from when it has stopped: a request sent between the signal and the stop may still be answered.
+    await freezeProcesses([server.pid]);
     phase = 'frozen';
     await sleep(600);
     process.kill(server.pid, 'SIGCONT');

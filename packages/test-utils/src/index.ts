@@ -21,6 +21,7 @@ export {
 export type { ArbitraryOptions, DifferentialOptions, Schedule, ScheduledRequest } from './differential.js';
 export { describeWithService, findBinary, inCI, serviceSource } from './services.js';
 export type { RunningServer, ServiceDefinition, ServiceSource } from './services.js';
+export { freezeProcesses } from './freeze.js';
 export { freePort, onFreePort } from './ports.js';
 export { privateRedisService, redisService, startRedis } from './redis-server.js';
 export type { LocalRedis, StartRedisOptions } from './redis-server.js';

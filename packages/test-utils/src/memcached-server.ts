@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { freezeProcesses } from './freeze.js';
 import { onFreePort } from './ports.js';
 import { waitForReply } from './probe.js';
 import { findBinary, type RunningServer, type ServiceDefinition } from './services.js';
@@ -22,8 +23,10 @@ export interface LocalMemcached extends RunningServer {
   readonly port: number;
   /** The server's process id. */
   readonly pid: number;
-  /** Sends a signal to the server, e.g. `SIGSTOP` to freeze it and `SIGCONT` to resume it. */
+  /** Sends a signal to the server, e.g. `SIGCONT` to resume it. */
   signal(signal: NodeJS.Signals): void;
+  /** Sends SIGSTOP and resolves once the server has stopped: it answers nothing until `signal('SIGCONT')`. */
+  freeze(): Promise<void>;
 }
 
 /**
@@ -90,6 +93,7 @@ async function launch(binary: string, port: number, options: StartMemcachedOptio
     signal(signal) {
       child.kill(signal);
     },
+    freeze: () => freezeProcesses([child.pid!]),
     stop() {
       stopped ??= stopChild(child, exited).then(() => {
         process.removeListener('exit', killOnExit);

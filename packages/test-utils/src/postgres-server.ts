@@ -3,6 +3,7 @@ import { accessSync, chownSync, constants, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { freezeProcesses } from './freeze.js';
 import { onFreePort } from './ports.js';
 import { findBinary, type RunningServer, type ServiceDefinition } from './services.js';
 
@@ -37,8 +38,8 @@ export interface LocalPostgres extends RunningServer {
   halt(mode?: 'fast' | 'immediate'): Promise<void>;
   /** Starts a halted server again, on the same port and data. */
   resume(): Promise<void>;
-  /** Sends SIGSTOP to the postmaster and its backends: connections and queries hang (a server that stopped answering). */
-  freeze(): void;
+  /** Sends SIGSTOP to the postmaster and its backends and resolves once they have stopped: connections and queries hang (a server that stopped answering). */
+  freeze(): Promise<void>;
   /** Sends SIGCONT to the processes {@link LocalPostgres.freeze} stopped. */
   thaw(): void;
 }
@@ -179,7 +180,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     freeze() {
       const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
       frozen = [postmaster, ...childrenOf(postmaster)];
-      for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+      return freezeProcesses(frozen);
     },
     thaw,
     stop() {
