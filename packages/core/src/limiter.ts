@@ -154,7 +154,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
   const store = options.store ?? memoryStore();
   // Every asynchronous store call is bounded by storeTimeoutMs, with one timer for all of them.
   const bounded = storeCallBound(storeTimeoutMs, store.name);
-  // The memory store's direct path for a one-limit consume (no request object).
+  // The memory store's direct path for a consume (no request object).
   const consumeDirect = memoryConsumeOf(store);
 
   function costOf(call: CallOptions<TContext> | undefined): number {
@@ -171,7 +171,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     const nowMs = now();
     let result: MaybePromise<Decision>;
     try {
-      result = mode === 'consume' && consumeDirect !== undefined && limits.length === 1 ? consumeDirect(key, namespace, limits, cost, nowMs) : store.evaluate({ key, namespace, limits, cost, mode, nowMs });
+      result = mode === 'consume' && consumeDirect !== undefined ? consumeDirect(key, namespace, limits, cost, nowMs) : store.evaluate({ key, namespace, limits, cost, mode, nowMs });
     } catch (error) {
       return recover(error, mode, key, call, limits, nowMs);
     }

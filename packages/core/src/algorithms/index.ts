@@ -45,22 +45,22 @@ export function algorithmOf(name: AlgorithmName): Algorithm {
  * `algorithmOf(name).step(state, limit, cost, nowMs)`, with one call site
  * per algorithm: each stays monomorphic, so V8 can inline the steps a
  * process uses where limits of several algorithms meet (a policy), and then
- * allocate no {@link Step} for them.
+ * allocate no {@link Step} for them. `into` as in {@link Algorithm.step}.
  */
-export function stepOf(name: AlgorithmName, state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number): Step {
+export function stepOf(name: AlgorithmName, state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number, into?: number[]): Step {
   switch (name) {
     case 'fixed-window':
-      return fixedWindow.step(state, limit, cost, nowMs);
+      return fixedWindow.step(state, limit, cost, nowMs, into);
     case 'gcra':
-      return gcra.step(state, limit, cost, nowMs);
+      return gcra.step(state, limit, cost, nowMs, into);
     case 'token-bucket':
-      return tokenBucket.step(state, limit, cost, nowMs);
+      return tokenBucket.step(state, limit, cost, nowMs, into);
     case 'sliding-window':
-      return slidingWindow.step(state, limit, cost, nowMs);
+      return slidingWindow.step(state, limit, cost, nowMs, into);
     case 'delay':
-      return delay.step(state, limit, cost, nowMs);
+      return delay.step(state, limit, cost, nowMs, into);
     default:
-      return slidingLog.step(state, limit, cost, nowMs);
+      return slidingLog.step(state, limit, cost, nowMs, into);
   }
 }
 

@@ -343,8 +343,9 @@ describe('memoryStore (property)', () => {
 describe('memoryStore: the direct consume path', () => {
   // A limiter on the store itself decides consumes without a request object; one on a copy of
   // the store (`{ ...store }`) goes through `evaluate`. The two must agree on every decision and
-  // every state, for every algorithm, with blocks, costs, evictions and keys kept aside.
-  const policies: LimitOptions[] = [
+  // every state, for every algorithm and for policies of several limits, with blocks, costs,
+  // evictions and keys kept aside.
+  const policies: Array<LimitOptions | LimitOptions[]> = [
     { algorithm: 'fixed-window', limit: 3, windowMs: 1_000 },
     { algorithm: 'sliding-window', limit: 4, windowMs: 1_000 },
     { algorithm: 'sliding-log', limit: 5, windowMs: 800 },
@@ -352,6 +353,26 @@ describe('memoryStore: the direct consume path', () => {
     { algorithm: 'gcra', limit: 4, windowMs: 2_000 },
     { algorithm: 'delay', limit: 2, windowMs: 1_000, burst: 2 },
     { algorithm: 'fixed-window', limit: 2, windowMs: 1_000, blockDurationMs: 3_000 },
+    [
+      { algorithm: 'gcra', limit: 3, windowMs: 1_000, name: 'second' },
+      { algorithm: 'fixed-window', limit: 5, windowMs: 3_000, name: 'window' },
+    ],
+    [
+      { algorithm: 'sliding-window', limit: 4, windowMs: 1_000, name: 'second' },
+      { algorithm: 'token-bucket', limit: 2, windowMs: 500, burst: 3, name: 'bucket' },
+    ],
+    [
+      { algorithm: 'token-bucket', limit: 2, windowMs: 500, burst: 3, name: 'bucket' },
+      { algorithm: 'sliding-log', limit: 6, windowMs: 2_000, name: 'log' },
+    ],
+    [
+      { algorithm: 'fixed-window', limit: 4, windowMs: 1_000, name: 'second' },
+      { algorithm: 'delay', limit: 2, windowMs: 1_000, burst: 2, name: 'pace' },
+    ],
+    [
+      { algorithm: 'gcra', limit: 4, windowMs: 1_000, name: 'second' },
+      { algorithm: 'fixed-window', limit: 6, windowMs: 2_000, blockDurationMs: 3_000, name: 'blocking' },
+    ],
   ];
   const opArb = fc.record({
     key: fc.constantFrom('a', 'b', 'c', 'd', 'e'),

@@ -1,6 +1,6 @@
-import { algorithmOf as algorithmNamed } from '../algorithms/index.js';
+import { algorithmOf as algorithmNamed, stepOf } from '../algorithms/index.js';
 import type { Algorithm, LimitState } from '../algorithms/types.js';
-import { type Decision, decideOne } from '../decision.js';
+import { type Decision, decideOne, decisionOf, type LimitDecision, limitDecision } from '../decision.js';
 import type { ResolvedLimit } from '../limit.js';
 import { evaluateLimit, evaluatePolicy, stepLimit, UNCHANGED } from '../policy.js';
 import { assertInteger, assertNonNegative } from '../validate.js';
@@ -112,6 +112,17 @@ function isSlots(entry: Entry | undefined): entry is Slots {
   return entry !== undefined && !Array.isArray(entry);
 }
 
+/**
+ * Working arrays for a state of 1 to {@link SLAB_STRIDE} numbers (index =
+ * length; index 0 is unused: an empty state takes the general path). Made
+ * with fractional numbers so that they hold unboxed doubles from the start,
+ * all of one elements kind (an empty literal would be another, and make
+ * every element access in the steps polymorphic).
+ */
+function workingArrays(): number[][] {
+  return [[0.5], [0.5], [0.5, 0.5], [0.5, 0.5, 0.5]];
+}
+
 /** `evaluate` in mode `'consume'`, the request's fields as arguments. */
 export type ConsumeFunction = (key: string, namespace: string, limits: readonly ResolvedLimit[], cost: number, nowMs: number) => Decision;
 
@@ -126,6 +137,20 @@ const consumers = new WeakMap<RateLimitStore, ConsumeFunction>();
 /** The fast `consume` of a store made by {@link memoryStore}; undefined for any other store. For the limiter. */
 export function memoryConsumeOf(store: RateLimitStore): ConsumeFunction | undefined {
   return consumers.get(store);
+}
+
+/**
+ * One limit of a policy on the memory store's direct path: steps `state`
+ * into `into` and returns the limit's entry, or undefined when the limit
+ * refuses, asks for a delay, or did not step into `into` (the general path
+ * then decides). A function of its own, small enough for V8 to inline the
+ * algorithms' steps into it, so that their {@link Step} objects are never
+ * allocated.
+ */
+function admitInto(state: LimitState, limit: ResolvedLimit, cost: number, nowMs: number, into: number[]): LimitDecision | undefined {
+  const step = stepOf(limit.algorithm, state, limit, cost, nowMs, into);
+  if (!step.allowed || step.delayMs !== 0 || step.next !== into) return undefined;
+  return limitDecision(limit, step, undefined, cost);
 }
 
 /**
@@ -144,8 +169,9 @@ export function memoryConsumeOf(store: RateLimitStore): ConsumeFunction | undefi
  *   limits' states are kept as arrays. See `pnpm bench` for bytes per key.
  * - The user-controlled key is never concatenated with anything, so it cannot
  *   collide with another limiter's namespace.
- * - A limiter built on the store itself decides a one-limit `consume` on a
- *   direct path with the same answers (no request object); a limiter built
+ * - A limiter built on the store itself decides a `consume` on a direct
+ *   path with the same answers (no request object; for a policy of several
+ *   limits, no per-limit arrays either); a limiter built
  *   on a copy or wrapper of it (`{ ...store, evaluate: logged }`) sends every
  *   call through that wrapper's `evaluate`.
  *
@@ -306,28 +332,26 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
 
   // Working arrays for a slab state of each length on the hot path: the
-  // state is copied in, stepped in place (`into`), and copied back. Made
-  // with fractional numbers so that they hold unboxed doubles from the start,
-  // all of one elements kind (an empty literal would be another, and make
-  // every element access in the steps polymorphic): a slab state of length 0
-  // (an empty sliding log) takes the general path.
-  const working: number[][] = [[0.5], [0.5], [0.5, 0.5], [0.5, 0.5, 0.5]];
+  // state is copied in, stepped in place (`into`), and copied back.
+  const working = workingArrays();
 
   /**
    * `evaluate` in mode `'consume'`. The commonest call, an admitted consume
    * of a key under a single limit without a block, is decided here with no
    * new array and no request object: a slab state is copied into a working
    * array, stepped in place (the `into` argument) and copied back; a longer
-   * bare state is stepped in place; a new key's state is added. Everything
-   * else goes to `evaluate`. Kept in a function of its own, too large for V8
+   * bare state is stepped in place; a new key's state is added. A policy of
+   * several limits goes to {@link consumePolicy}. Everything else goes to
+   * `evaluate`. Kept in a function of its own, too large for V8
    * to inline into the limiter (over 460 bytes of bytecode), so it keeps its
    * own inlining budget for the LRU lookup, the step and the decision: inlined
    * into the caller, the step and the decision were not, and their objects
    * were then really allocated.
    */
   function consume(key: string, namespace: string, limits: readonly ResolvedLimit[], cost: number, nowMs: number): Decision {
+    if (limits.length !== 1) return consumePolicy(key, namespace, limits, cost, nowMs);
     const limit = limits[0]!;
-    if (limits.length !== 1 || limit.blockDurationMs !== 0) return evaluate({ key, namespace, limits, cost, mode: 'consume', nowMs });
+    if (limit.blockDurationMs !== 0) return evaluate({ key, namespace, limits, cost, mode: 'consume', nowMs });
     clock.nowMs = nowMs;
     const slot = locate(key);
     const held = slot < 0 ? undefined : cache.valueAt(slot);
@@ -360,6 +384,66 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       }
     }
     // Nothing changed since the lookup (a refused step writes nothing): the key is still at `slot`.
+    return evaluateAt({ key, namespace, limits, cost, mode: 'consume', nowMs }, slot);
+  }
+
+  // Working arrays for the policy path: a set per limit of a policy (the
+  // i-th limit steps into policyWorking[i]), made as the first limit is seen.
+  const policyWorking: number[][][] = [];
+  // Each limit's stored state, between stepping every limit and writing them back.
+  const policyStates: number[][] = [];
+  /** The i-th limit's working array for a state of `length` numbers; undefined when the state is not that short. */
+  function policyWorkingFor(i: number, length: number): number[] | undefined {
+    if (length < 1 || length > SLAB_STRIDE) return undefined;
+    return (policyWorking[i] ??= workingArrays())[length];
+  }
+
+  /**
+   * `consume` for a policy of several limits, none with a block: the
+   * commonest policy call, a key whose states are held in a {@link Slots}
+   * wrapper (or a new key) and that every limit admits, is decided here,
+   * without a request object, the per-limit state and write arrays of
+   * {@link evaluatePolicy}, or new state arrays. Each limit is stepped into
+   * a working array, so nothing stored changes until every limit has
+   * admitted; then each working array is copied into its stored state.
+   * Anything else, a refusal included, goes to the general path, which
+   * decides it from the untouched states.
+   */
+  function consumePolicy(key: string, namespace: string, limits: readonly ResolvedLimit[], cost: number, nowMs: number): Decision {
+    const n = limits.length;
+    for (let i = 0; i < n; i++) if (limits[i]!.blockDurationMs !== 0) return evaluate({ key, namespace, limits, cost, mode: 'consume', nowMs });
+    clock.nowMs = nowMs;
+    const slot = locate(key);
+    const held = slot < 0 ? undefined : cache.valueAt(slot);
+    if (held !== undefined && typeof held !== 'number' && isSlots(held)) {
+      const ids = slotIdsOf(namespace, limits);
+      const entries = new Array<LimitDecision>(n);
+      let admitted = 0;
+      for (; admitted < n; admitted++) {
+        const limit = limits[admitted]!;
+        const state = readSlot(held, ids[admitted]);
+        const into = state === undefined ? undefined : policyWorkingFor(admitted, state.length);
+        if (into === undefined) break;
+        const entry = admitInto(state!, limit, cost, nowMs, into);
+        if (entry === undefined) break;
+        entries[admitted] = entry;
+        policyStates[admitted] = state as number[];
+      }
+      if (admitted === n) {
+        // Every limit admitted: each working array into its stored state, in place (the store owns it).
+        for (let i = 0; i < n; i++) {
+          const stored = policyStates[i]!;
+          const next = policyWorking[i]![stored.length]!;
+          stored[0] = next[0]!;
+          if (stored.length > 1) {
+            stored[1] = next[1]!;
+            if (stored.length > 2) stored[2] = next[2]!;
+          }
+        }
+        return decisionOf(entries, true, 0, cost, nowMs);
+      }
+    }
+    // Nothing changed since the lookup (no state is written before every limit admits): the key is still at `slot`.
     return evaluateAt({ key, namespace, limits, cost, mode: 'consume', nowMs }, slot);
   }
 
