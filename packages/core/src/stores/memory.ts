@@ -143,9 +143,9 @@ export function memoryConsumeOf(store: RateLimitStore): ConsumeFunction | undefi
  * One limit of a policy on the memory store's direct path: steps `state`
  * into `into` and returns the limit's entry, or undefined when the limit
  * refuses, asks for a delay, or did not step into `into` (the general path
- * then decides). A function of its own, small enough for V8 to inline the
- * algorithms' steps into it, so that their {@link Step} objects are never
- * allocated.
+ * then decides). On Node 20 each limit's {@link Step} is still allocated
+ * here: V8 inlines this function into `consumePolicy`, whose inlining budget
+ * is spent before the steps (bench/README.md, "Instruction counts").
  */
 function admitInto(state: LimitState, limit: ResolvedLimit, cost: number, nowMs: number, into: number[]): LimitDecision | undefined {
   const step = stepOf(limit.algorithm, state, limit, cost, nowMs, into);
@@ -400,14 +400,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   /**
    * `consume` for a policy of several limits, none with a block: the
-   * commonest policy call, a key whose states are held in a {@link Slots}
-   * wrapper (or a new key) and that every limit admits, is decided here,
+   * commonest policy call, a key whose states are all held in its
+   * {@link Slots} wrapper and that every limit admits, is decided here,
    * without a request object, the per-limit state and write arrays of
    * {@link evaluatePolicy}, or new state arrays. Each limit is stepped into
    * a working array, so nothing stored changes until every limit has
    * admitted; then each working array is copied into its stored state.
-   * Anything else, a refusal included, goes to the general path, which
-   * decides it from the untouched states.
+   * Anything else (a new key, a missing or long state, a refusal, a delay)
+   * goes to the general path, which decides it from the untouched states.
    */
   function consumePolicy(key: string, namespace: string, limits: readonly ResolvedLimit[], cost: number, nowMs: number): Decision {
     const n = limits.length;
