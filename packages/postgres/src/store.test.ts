@@ -554,6 +554,11 @@ describeWithOwnPostgres('postgresStore when the database fails (a private server
       const limiters = { allow: make('allow', 'open'), deny: make('deny', 'closed') };
       const samples: Record<'allow' | 'deny', Sample[]> = { allow: [], deny: [] };
 
+      // The pool's 8 connections are opened before the load starts, so the healthy phase times
+      // decisions, not connection set-up (on a loaded machine that alone can pass the timeout).
+      const opened = await Promise.all(Array.from({ length: 8 }, () => pool.connect()));
+      for (const client of opened) client.release();
+
       let running = true;
       const worker = async (which: 'allow' | 'deny') => {
         while (running) {
