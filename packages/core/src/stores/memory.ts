@@ -415,7 +415,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     clock.nowMs = nowMs;
     const slot = locate(key);
     const held = slot < 0 ? undefined : cache.valueAt(slot);
-    if (held !== undefined && typeof held !== 'number' && isSlots(held)) {
+    if (typeof held !== 'number' && isSlots(held)) {
       const ids = slotIdsOf(namespace, limits);
       const entries = new Array<LimitDecision>(n);
       let admitted = 0;
