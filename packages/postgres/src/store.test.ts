@@ -512,11 +512,12 @@ describeWithOwnPostgres('postgresStore when the database fails (a private server
   /** The most a decision may take: the timeout, plus room for a busy event loop on a loaded machine. */
   const BOUND_MS = STORE_TIMEOUT_MS + 400;
   const LIMIT = 1_000_000;
+  const POOL_SIZE = 8;
   let pool: pg.Pool;
   let store: ReturnType<typeof postgresStore>;
 
   beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: server().url, max: 8, connectionTimeoutMillis: 1_000 });
+    pool = new pg.Pool({ connectionString: server().url, max: POOL_SIZE, connectionTimeoutMillis: 1_000 });
     // The restart drops idle connections: pg reports each here (unhandled, it would end the process).
     pool.on('error', () => {});
     store = postgresStore({ pool, cleanupIntervalMs: 0 });
@@ -554,9 +555,9 @@ describeWithOwnPostgres('postgresStore when the database fails (a private server
       const limiters = { allow: make('allow', 'open'), deny: make('deny', 'closed') };
       const samples: Record<'allow' | 'deny', Sample[]> = { allow: [], deny: [] };
 
-      // The pool's 8 connections are opened before the load starts, so the healthy phase times
+      // The pool's connections are opened before the load starts, so the healthy phase times
       // decisions, not connection set-up (on a loaded machine that alone can pass the timeout).
-      const opened = await Promise.all(Array.from({ length: 8 }, () => pool.connect()));
+      const opened = await Promise.all(Array.from({ length: POOL_SIZE }, () => pool.connect()));
       for (const client of opened) client.release();
 
       let running = true;
