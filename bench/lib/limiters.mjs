@@ -49,7 +49,7 @@ export function limiterDefinitions({ slidingLogWindowMs }) {
         { algorithm: 'gcra', limit: NEVER, windowMs: 1_000, name: 'second' },
         { algorithm: 'fixed-window', limit: NEVER, windowMs: HOUR_MS, name: 'hour' },
       ],
-      state: 'Slots { [tatMs], [slotId, [start, used]] }',
+      state: 'policy slab: [tatMs], [windowStartMs, used] (3 numbers per limit)',
     },
   ];
 }

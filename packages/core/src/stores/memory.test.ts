@@ -271,6 +271,37 @@ describe('memoryStore', () => {
       expect(store.size).toBe(0);
     });
 
+    it("keeps every limit's state as the store grows past its first 1,024 slots", () => {
+      // The first policy's states are packed in a slab of their own, which grows with the LRU
+      // index; a sliding log of more hits than fit there is kept as an array instead.
+      store.dispose();
+      store = memoryStore({ maxKeys: 5_000, pruneIntervalMs: 0 });
+      const limiter = on(limits);
+      const keys = Array.from({ length: 3_000 }, (_, i) => `10.0.${i >> 8}.${i & 255}`);
+      keys.forEach((key, i) => {
+        for (let hit = 0; hit <= i % 5; hit++) sync(limiter.consume(key));
+      });
+      const left = (i: number) => [10 - (i % 5) - 1, 20 - (i % 5) - 1, 50 - (i % 5) - 1];
+      expect(keys.map((key) => sync(limiter.peek(key)).limits.map((l) => l.remaining))).toEqual(keys.map((_, i) => left(i)));
+      expect(store.size).toBe(3_000);
+    });
+
+    it('keeps a second policy on the same store apart from the first', () => {
+      const first = on(limits, 'first');
+      const second = on(
+        [
+          { algorithm: 'gcra', limit: 4, windowMs: 1_000, name: 'second' },
+          { algorithm: 'sliding-window', limit: 8, windowMs: 10_000, name: 'ten' },
+        ],
+        'second',
+      );
+      first.consume('k', { cost: 3 });
+      second.consume('k', { cost: 2 });
+      first.consume('k');
+      expect(sync(first.peek('k')).limits.map((l) => l.remaining)).toEqual([6, 16, 46]);
+      expect(sync(second.peek('k')).limits.map((l) => l.remaining)).toEqual([2, 6]);
+    });
+
     it('keeps a single-limit limiter on the same key apart', () => {
       const many = on(limits, 'many');
       const one = on(fivePerSecond, 'one');
@@ -295,6 +326,7 @@ describe('memoryStore (property)', () => {
     { prefix: 'a', limits: { limit: 3, windowMs: 1_000 } },
     { prefix: 'b', limits: [{ algorithm: 'gcra', limit: 4, windowMs: 2_000 }, { algorithm: 'sliding-log', limit: 6, windowMs: 5_000 }] },
     { prefix: 'a\u0001', limits: { algorithm: 'token-bucket', limit: 2, windowMs: 500, burst: 3 } },
+    { prefix: 'c', limits: [{ algorithm: 'fixed-window', limit: 3, windowMs: 1_000 }, { algorithm: 'sliding-window', limit: 5, windowMs: 2_000 }] },
   ];
   const keys = ['k', 'a\u0000k', 'b\u0000k', `k\u0000a\u0000${resolveLimit({ limit: 3, windowMs: 1_000 }).id}`, ''];
   const opArb = fc.record({

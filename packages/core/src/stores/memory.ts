@@ -24,9 +24,9 @@ export interface MemoryStoreOptions {
    * back: that takes `ceil(maxKeys / 10)` keys that have each spent their
    * whole budget too (see `stores/eviction.ts`). Size it above the number of
    * clients active within your longest window. The LRU index and the state
-   * slab take 40 bytes per slot; they start at 1,024 slots and double as
-   * keys arrive, so a large bound costs memory only once that many keys are
-   * active.
+   * slab take 40 bytes per slot (a policy of several limits adds 24 bytes
+   * per limit); they start at 1,024 slots and double as keys arrive, so a
+   * large bound costs memory only once that many keys are active.
    * @default 100_000
    */
   maxKeys?: number;
@@ -96,8 +96,10 @@ type Entry = LimitState | Slots;
 const SLAB_STRIDE = 3;
 
 /**
- * What the LRU holds for a key: an {@link Entry}, or a number, the length of
- * a bare state kept in the slab at the key's slot.
+ * What the LRU holds for a key: an {@link Entry}; or a number: ≥ 0, the
+ * length of a bare state kept in the slab at the key's slot; < 0, a record
+ * of the packed policy's states kept in the policy slab (`-1 - code`, the
+ * code holding each state's length in 2 bits, limit 0 lowest).
  */
 type Held = Entry | number;
 
@@ -121,6 +123,16 @@ function isSlots(entry: Entry | undefined): entry is Slots {
  */
 function workingArrays(): number[][] {
   return [[0.5], [0.5], [0.5, 0.5], [0.5, 0.5, 0.5]];
+}
+
+/** The most limits of a policy whose states a key keeps packed (2 bits of state length per limit in a small integer). */
+const MAX_PACKED_LIMITS = 8;
+
+/** A new array of the `length` numbers of `from` at `at`. */
+function copyOut(from: Float64Array, at: number, length: number): number[] {
+  const state = new Array<number>(length);
+  for (let i = 0; i < length; i++) state[i] = from[at + i]!;
+  return state;
 }
 
 /** `evaluate` in mode `'consume'`, the request's fields as arguments. */
@@ -164,14 +176,17 @@ function admitInto(state: LimitState, limit: ResolvedLimit, cost: number, nowMs:
  * - Memory: a key used by one limit keeps its state (up to 3 numbers,
  *   `SLAB_STRIDE`) in a `Float64Array` slab indexed by the
  *   key's LRU slot, so it costs no object at all (the slab and the index
- *   start small and double as keys arrive, up to `maxKeys`); longer states (a sliding
- *   log of several entries, a blocked sliding window) and keys with several
- *   limits' states are kept as arrays. See `pnpm bench` for bytes per key.
+ *   start small and double as keys arrive, up to `maxKeys`). A key of the
+ *   store's first policy of several limits (none with a block) keeps its
+ *   states the same way, packed in a second slab of 3 numbers per limit.
+ *   Longer states (a sliding log of several entries, a blocked sliding
+ *   window) and the states of keys used by several limiters are kept as
+ *   arrays. See `pnpm bench` for bytes per key.
  * - The user-controlled key is never concatenated with anything, so it cannot
  *   collide with another limiter's namespace.
  * - A limiter built on the store itself decides a `consume` on a direct
- *   path with the same answers (no request object; for a policy of several
- *   limits, no per-limit arrays either); a limiter built
+ *   path with the same answers (no request object; for the packed policy,
+ *   no per-limit arrays either); a limiter built
  *   on a copy or wrapper of it (`{ ...store, evaluate: logged }`) sends every
  *   call through that wrapper's `evaluate`.
  *
@@ -279,17 +294,20 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return lastAlgorithm!;
   }
 
-  /** The entry a slot holds: a slab state is copied out into a new array. */
+  /** The entry a slot holds: a slab state is copied out into a new array, a packed policy record into a new Slots. */
   function entryOf(slot: number, held: Held): Entry {
     if (typeof held !== 'number') return held;
-    const state = new Array<number>(held);
-    for (let i = 0, at = slot * SLAB_STRIDE; i < held; i++) state[i] = slab[at + i]!;
-    return state;
+    if (held < 0) return unpack(slot, -1 - held);
+    return copyOut(slab, slot * SLAB_STRIDE, held);
   }
 
   /** Puts `entry` in a slot in use: a short bare state into the slab, anything else as it is. */
   function hold(slot: number, entry: Entry): void {
-    if (isSlots(entry) || entry.length > SLAB_STRIDE) {
+    if (isSlots(entry)) {
+      holdSlots(slot, entry);
+      return;
+    }
+    if (entry.length > SLAB_STRIDE) {
       cache.setValueAt(slot, entry);
       return;
     }
@@ -329,6 +347,78 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   function rescue(key: string): number {
     const entry = guarded.take(key);
     return entry === undefined ? -1 : put(key, entry);
+  }
+
+  // The packed policy: the first policy of several limits (at most MAX_PACKED_LIMITS, none with a
+  // block) that the direct path sees with its first limit in the store's primary slot. A key whose
+  // Slots hold exactly that policy's states, each of 1 to SLAB_STRIDE numbers, keeps them in
+  // `packSlab` instead, SLAB_STRIDE numbers per limit at the key's slot, and the LRU holds
+  // -1 - (the states' lengths, 2 bits per limit). Set once, like the primary slot.
+  let packLimits: readonly ResolvedLimit[] | undefined;
+  let packNamespace = '';
+  /** The packed policy's slot ids (index 0, the primary slot: undefined). */
+  let packIds: ReadonlyArray<string | undefined> = [];
+  let packStride = 0;
+  let packSlab = new Float64Array(0);
+
+  /** Makes `limits` the packed policy when none is yet and it qualifies (see above). */
+  function choosePacked(namespace: string, limits: readonly ResolvedLimit[]): void {
+    const n = limits.length;
+    if (n > MAX_PACKED_LIMITS || limits.some((limit) => limit.blockDurationMs !== 0)) return;
+    const ids = slotIdsOf(namespace, limits);
+    if (ids[0] !== undefined) return;
+    packLimits = limits;
+    packNamespace = namespace;
+    packIds = [...ids];
+    packStride = n * SLAB_STRIDE;
+    packSlab = new Float64Array(cache.allocated * packStride);
+    for (let i = 0; i < n; i++) policyWorking[i] ??= workingArrays();
+  }
+
+  /** The lengths code of `slots` when they hold exactly the packed policy's states, each of 1 to SLAB_STRIDE numbers; else -1. */
+  function packCodeOf(slots: Slots): number {
+    const n = packIds.length;
+    if (n === 0 || slots.others.length !== 2 * (n - 1)) return -1;
+    let code = 0;
+    for (let i = 0; i < n; i++) {
+      const state = i === 0 ? slots.primary : slots.get(packIds[i]!);
+      if (state === undefined || state.length < 1 || state.length > SLAB_STRIDE) return -1;
+      code |= state.length << (2 * i);
+    }
+    return code;
+  }
+
+  /** Puts a Slots entry in a slot in use: packed when it holds exactly the packed policy's states, else as it is. */
+  function holdSlots(slot: number, slots: Slots): void {
+    const code = packCodeOf(slots);
+    if (code < 0) {
+      cache.setValueAt(slot, slots);
+      return;
+    }
+    const at = slot * packStride;
+    if (at >= packSlab.length) {
+      const grown = new Float64Array(cache.allocated * packStride);
+      grown.set(packSlab);
+      packSlab = grown;
+    }
+    for (let i = 0; i < packIds.length; i++) {
+      const state = i === 0 ? slots.primary! : slots.get(packIds[i]!)!;
+      for (let j = 0; j < state.length; j++) packSlab[at + i * SLAB_STRIDE + j] = state[j]!;
+    }
+    cache.setValueAt(slot, -1 - code);
+  }
+
+  /** The Slots of a packed record (`code`: the states' lengths, 2 bits per limit). */
+  function unpack(slot: number, code: number): Slots {
+    const at = slot * packStride;
+    const slots = new Slots(copyOut(packSlab, at, code & 3));
+    const others = new Array<string | LimitState>(2 * (packIds.length - 1));
+    for (let i = 1; i < packIds.length; i++) {
+      others[2 * i - 2] = packIds[i]!;
+      others[2 * i - 1] = copyOut(packSlab, at + i * SLAB_STRIDE, (code >> (2 * i)) & 3);
+    }
+    slots.others = others;
+    return slots;
   }
 
   // Working arrays for a slab state of each length on the hot path: the
@@ -387,63 +477,61 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return evaluateAt({ key, namespace, limits, cost, mode: 'consume', nowMs }, slot);
   }
 
-  // Working arrays for the policy path: a set per limit of a policy (the
-  // i-th limit steps into policyWorking[i]), made as the first limit is seen.
+  // Working arrays for the policy path: a set per limit of the packed policy (the i-th limit
+  // steps into policyWorking[i]), made when the packed policy is chosen.
   const policyWorking: number[][][] = [];
-  // Each limit's stored state, between stepping every limit and writing them back.
-  const policyStates: number[][] = [];
-  /** The i-th limit's working array for a state of `length` numbers; undefined when the state is not that short. */
-  function policyWorkingFor(i: number, length: number): number[] | undefined {
-    if (length < 1 || length > SLAB_STRIDE) return undefined;
-    return (policyWorking[i] ??= workingArrays())[length];
-  }
 
   /**
-   * `consume` for a policy of several limits, none with a block: the
-   * commonest policy call, a key whose states are all held in its
-   * {@link Slots} wrapper and that every limit admits, is decided here,
-   * without a request object, the per-limit state and write arrays of
-   * {@link evaluatePolicy}, or new state arrays. Each limit is stepped into
-   * a working array, so nothing stored changes until every limit has
-   * admitted; then each working array is copied into its stored state.
-   * Anything else (a new key, a missing or long state, a refusal, a delay)
-   * goes to the general path, which decides it from the untouched states.
+   * `consume` for a policy of several limits. The commonest call, a key of
+   * the packed policy (see `choosePacked`) that every limit admits, is
+   * decided here, without a request object, the per-limit state and write
+   * arrays of {@link evaluatePolicy}, or new state arrays: each limit's state
+   * is copied from the packed record into a working array of its own and
+   * stepped there, so nothing stored changes until every limit has admitted;
+   * then the working arrays are copied back into the record. Anything else
+   * (a new key, another policy, a long state, a refusal, a delay, a block)
+   * goes to the general path, which decides it from the untouched record.
    */
   function consumePolicy(key: string, namespace: string, limits: readonly ResolvedLimit[], cost: number, nowMs: number): Decision {
-    const n = limits.length;
-    for (let i = 0; i < n; i++) if (limits[i]!.blockDurationMs !== 0) return evaluate({ key, namespace, limits, cost, mode: 'consume', nowMs });
+    if (packLimits === undefined) choosePacked(namespace, limits);
     clock.nowMs = nowMs;
     const slot = locate(key);
     const held = slot < 0 ? undefined : cache.valueAt(slot);
-    if (typeof held !== 'number' && isSlots(held)) {
-      const ids = slotIdsOf(namespace, limits);
+    if (limits === packLimits && namespace === packNamespace && typeof held === 'number' && held < 0) {
+      const n = limits.length;
+      const code = -1 - held;
+      const at = slot * packStride;
       const entries = new Array<LimitDecision>(n);
       let admitted = 0;
       for (; admitted < n; admitted++) {
-        const limit = limits[admitted]!;
-        const state = readSlot(held, ids[admitted]);
-        const into = state === undefined ? undefined : policyWorkingFor(admitted, state.length);
-        if (into === undefined) break;
-        const entry = admitInto(state!, limit, cost, nowMs, into);
+        const length = (code >> (2 * admitted)) & 3;
+        const state = policyWorking[admitted]![length]!;
+        const from = at + admitted * SLAB_STRIDE;
+        state[0] = packSlab[from]!;
+        if (length > 1) {
+          state[1] = packSlab[from + 1]!;
+          if (length > 2) state[2] = packSlab[from + 2]!;
+        }
+        const entry = admitInto(state, limits[admitted]!, cost, nowMs, state);
         if (entry === undefined) break;
         entries[admitted] = entry;
-        policyStates[admitted] = state as number[];
       }
       if (admitted === n) {
-        // Every limit admitted: each working array into its stored state, in place (the store owns it).
+        // Every limit admitted: each working array back into the record.
         for (let i = 0; i < n; i++) {
-          const stored = policyStates[i]!;
-          const next = policyWorking[i]![stored.length]!;
-          stored[0] = next[0]!;
-          if (stored.length > 1) {
-            stored[1] = next[1]!;
-            if (stored.length > 2) stored[2] = next[2]!;
+          const length = (code >> (2 * i)) & 3;
+          const next = policyWorking[i]![length]!;
+          const to = at + i * SLAB_STRIDE;
+          packSlab[to] = next[0]!;
+          if (length > 1) {
+            packSlab[to + 1] = next[1]!;
+            if (length > 2) packSlab[to + 2] = next[2]!;
           }
         }
         return decisionOf(entries, true, 0, cost, nowMs);
       }
     }
-    // Nothing changed since the lookup (no state is written before every limit admits): the key is still at `slot`.
+    // Nothing changed since the lookup (nothing is written before every limit admits): the key is still at `slot`.
     return evaluateAt({ key, namespace, limits, cost, mode: 'consume', nowMs }, slot);
   }
 
