@@ -49,7 +49,7 @@ export function limiterDefinitions({ slidingLogWindowMs }) {
         { algorithm: 'gcra', limit: NEVER, windowMs: 1_000, name: 'second' },
         { algorithm: 'fixed-window', limit: NEVER, windowMs: HOUR_MS, name: 'hour' },
       ],
-      state: 'policy slab: [tatMs], [windowStartMs, used] (3 numbers per limit)',
+      state: 'policy slab record [tatMs, windowStartMs, used]',
     },
   ];
 }

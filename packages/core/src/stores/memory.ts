@@ -1,7 +1,7 @@
 import { algorithmOf as algorithmNamed, stepOf } from '../algorithms/index.js';
 import type { Algorithm, LimitState } from '../algorithms/types.js';
 import { type Decision, decideOne, decisionOf, type LimitDecision, limitDecision } from '../decision.js';
-import type { ResolvedLimit } from '../limit.js';
+import type { AlgorithmName, ResolvedLimit } from '../limit.js';
 import { evaluateLimit, evaluatePolicy, stepLimit, UNCHANGED } from '../policy.js';
 import { assertInteger, assertNonNegative } from '../validate.js';
 import { memoryEvictChannel } from '../events.js';
@@ -24,8 +24,8 @@ export interface MemoryStoreOptions {
    * back: that takes `ceil(maxKeys / 10)` keys that have each spent their
    * whole budget too (see `stores/eviction.ts`). Size it above the number of
    * clients active within your longest window. The LRU index and the state
-   * slab take 40 bytes per slot (a policy of several limits adds 24 bytes
-   * per limit); they start at 1,024 slots and double as keys arrive, so a
+   * slab take 40 bytes per slot (a policy of several limits adds 8 to 24
+   * bytes per limit); they start at 1,024 slots and double as keys arrive, so a
    * large bound costs memory only once that many keys are active.
    * @default 100_000
    */
@@ -128,6 +128,24 @@ function workingArrays(): number[][] {
 /** The most limits of a policy whose states a key keeps packed (2 bits of state length per limit in a small integer). */
 const MAX_PACKED_LIMITS = 8;
 
+/**
+ * The most numbers a limit's state takes in a packed policy record: its
+ * length without a block (a sliding log: as many hits as the slab takes).
+ * A state that does not fit is never packed, so this only sizes records.
+ */
+function stateRoom(algorithm: AlgorithmName): number {
+  switch (algorithm) {
+    case 'gcra':
+    case 'delay':
+      return 1;
+    case 'fixed-window':
+    case 'token-bucket':
+      return 2;
+    default:
+      return SLAB_STRIDE;
+  }
+}
+
 /** A new array of the `length` numbers of `from` at `at`. */
 function copyOut(from: Float64Array, at: number, length: number): number[] {
   const state = new Array<number>(length);
@@ -178,7 +196,7 @@ function admitInto(state: LimitState, limit: ResolvedLimit, cost: number, nowMs:
  *   key's LRU slot, so it costs no object at all (the slab and the index
  *   start small and double as keys arrive, up to `maxKeys`). A key of the
  *   store's first policy of several limits (none with a block) keeps its
- *   states the same way, packed in a second slab of 3 numbers per limit.
+ *   states the same way, packed in a second slab (1 to 3 numbers per limit).
  *   Longer states (a sliding log of several entries, a blocked sliding
  *   window) and the states of keys used by several limiters are kept as
  *   arrays. See `pnpm bench` for bytes per key.
@@ -351,13 +369,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   // The packed policy: the first policy of several limits (at most MAX_PACKED_LIMITS, none with a
   // block) that the direct path sees with its first limit in the store's primary slot. A key whose
-  // Slots hold exactly that policy's states, each of 1 to SLAB_STRIDE numbers, keeps them in
-  // `packSlab` instead, SLAB_STRIDE numbers per limit at the key's slot, and the LRU holds
-  // -1 - (the states' lengths, 2 bits per limit). Set once, like the primary slot.
+  // Slots hold exactly that policy's states, each of 1 to its limit's room (stateRoom) numbers,
+  // keeps them in `packSlab` instead, one record of packStride numbers at the key's slot (limit i
+  // at packOffsets[i]), and the LRU holds -1 - (the states' lengths, 2 bits per limit). Set once,
+  // like the primary slot.
   let packLimits: readonly ResolvedLimit[] | undefined;
   let packNamespace = '';
   /** The packed policy's slot ids (index 0, the primary slot: undefined). */
   let packIds: ReadonlyArray<string | undefined> = [];
+  let packOffsets: number[] = [];
   let packStride = 0;
   let packSlab = new Float64Array(0);
 
@@ -370,19 +390,21 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     packLimits = limits;
     packNamespace = namespace;
     packIds = [...ids];
-    packStride = n * SLAB_STRIDE;
+    packOffsets = [0];
+    for (const limit of limits) packOffsets.push(packOffsets[packOffsets.length - 1]! + stateRoom(limit.algorithm));
+    packStride = packOffsets[n]!;
     packSlab = new Float64Array(cache.allocated * packStride);
     for (let i = 0; i < n; i++) policyWorking[i] ??= workingArrays();
   }
 
-  /** The lengths code of `slots` when they hold exactly the packed policy's states, each of 1 to SLAB_STRIDE numbers; else -1. */
+  /** The lengths code of `slots` when they hold exactly the packed policy's states, each of 1 to its limit's room; else -1. */
   function packCodeOf(slots: Slots): number {
     const n = packIds.length;
     if (n === 0 || slots.others.length !== 2 * (n - 1)) return -1;
     let code = 0;
     for (let i = 0; i < n; i++) {
       const state = i === 0 ? slots.primary : slots.get(packIds[i]!);
-      if (state === undefined || state.length < 1 || state.length > SLAB_STRIDE) return -1;
+      if (state === undefined || state.length < 1 || state.length > packOffsets[i + 1]! - packOffsets[i]!) return -1;
       code |= state.length << (2 * i);
     }
     return code;
@@ -403,7 +425,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     }
     for (let i = 0; i < packIds.length; i++) {
       const state = i === 0 ? slots.primary! : slots.get(packIds[i]!)!;
-      for (let j = 0; j < state.length; j++) packSlab[at + i * SLAB_STRIDE + j] = state[j]!;
+      for (let j = 0; j < state.length; j++) packSlab[at + packOffsets[i]! + j] = state[j]!;
     }
     cache.setValueAt(slot, -1 - code);
   }
@@ -415,7 +437,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     const others = new Array<string | LimitState>(2 * (packIds.length - 1));
     for (let i = 1; i < packIds.length; i++) {
       others[2 * i - 2] = packIds[i]!;
-      others[2 * i - 1] = copyOut(packSlab, at + i * SLAB_STRIDE, (code >> (2 * i)) & 3);
+      others[2 * i - 1] = copyOut(packSlab, at + packOffsets[i]!, (code >> (2 * i)) & 3);
     }
     slots.others = others;
     return slots;
@@ -506,7 +528,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       for (; admitted < n; admitted++) {
         const length = (code >> (2 * admitted)) & 3;
         const state = policyWorking[admitted]![length]!;
-        const from = at + admitted * SLAB_STRIDE;
+        const from = at + packOffsets[admitted]!;
         state[0] = packSlab[from]!;
         if (length > 1) {
           state[1] = packSlab[from + 1]!;
@@ -521,7 +543,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         for (let i = 0; i < n; i++) {
           const length = (code >> (2 * i)) & 3;
           const next = policyWorking[i]![length]!;
-          const to = at + i * SLAB_STRIDE;
+          const to = at + packOffsets[i]!;
           packSlab[to] = next[0]!;
           if (length > 1) {
             packSlab[to + 1] = next[1]!;
