@@ -13,7 +13,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 run() {
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null node --single-threaded --min-semi-space-size=16 --max-semi-space-size=16 \
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null node ${NODE_FLAGS:-} --single-threaded --min-semi-space-size=16 --max-semi-space-size=16 \
     "$here/subject.mjs" "$1" "$2" "$3" 2>&1 | grep -oP 'Collected : \K[0-9]+'
 }
 a=$(run "$1" 100000 "$2")

@@ -4,7 +4,8 @@
 //   node subject.mjs <contender> <N> <keyCount>
 //
 // contender: map (the decisions part's baseline), floor, floor-decision and floor-entry (a fixed window
-// written inline on the memory store's layout: without a returned object, with one, with one shaped as core's Decision), lru (the same on lru-cache,
+// written inline on the memory store's layout: without a returned object, with one, with one shaped as core's Decision), floor-policy
+// (bench/lib/floors.mjs: the decisions part's two-limit policy written the same way), lru (the same on lru-cache,
 // state updated in place), fastify (@fastify/rate-limit LocalStore.incr), erl
 // (express-rate-limit MemoryStore.increment, not awaited: its Promise is made
 // but the await's cost is not counted), or a ratekit algorithm name, or
@@ -17,6 +18,7 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { policyFloor } from '../lib/floors.mjs';
 
 const require = createRequire(import.meta.url);
 const [, , which, nText, kText] = process.argv;
@@ -144,6 +146,8 @@ if (which === 'map') {
     escaped = answer(allowed, used, startMs, nowMs);
     return escaped.allowed;
   };
+} else if (which === 'floor-policy') {
+  decide = policyFloor(Math.max(K, 100_000)).decide;
 } else if (which === 'erl') {
   const { MemoryStore } = require('express-rate-limit');
   const store = new MemoryStore();

@@ -29,7 +29,7 @@ export async function runThroughputScenario({ partModule, contenders, baseline, 
     for (const c of contenders) {
       const execArgv = options.cpuProfDir
         ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=${logPrefix}-${scenario.id}-${c.id}.cpuprofile`]
-        : [];
+        : childFlags();
       children.set(c.id, startChild(WORKER, { args: [partModule], execArgv, label: `${c.id} (${scenario.title})` }));
     }
     // Warm up one process at a time, so no warm-up competes for the cores.
@@ -70,4 +70,13 @@ export async function runThroughputScenario({ partModule, contenders, baseline, 
 /** '100k' for 100_000. */
 export function formatCount(n) {
   return n >= 1_000 && n % 1_000 === 0 ? `${n / 1_000}k` : String(n);
+}
+
+/**
+ * Node/V8 flags for every contender's process, from BENCH_CHILD_FLAGS (space-separated), for
+ * experiments such as a larger inlining budget (bench/README.md, "Quick runs and flags").
+ */
+function childFlags() {
+  const flags = process.env.BENCH_CHILD_FLAGS?.trim();
+  return flags ? flags.split(/\s+/) : [];
 }
