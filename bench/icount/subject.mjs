@@ -18,7 +18,7 @@
 import { subscribe } from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { policyFloor } from '../lib/floors.mjs';
+import { fixedWindowFloor, policyFloor } from '../lib/floors.mjs';
 
 const require = createRequire(import.meta.url);
 const [, , which, nText, kText] = process.argv;
@@ -29,8 +29,6 @@ const NEVER = 1e12;
 const HOUR_MS = 3_600_000;
 
 let decide;
-/** Where `floor-decision` and `floor-entry` put each object they make. */
-let escaped;
 if (which === 'map') {
   const map = new Map();
   decide = (key) => {
@@ -67,85 +65,7 @@ if (which === 'map') {
     return result.current <= NEVER;
   };
 } else if (which === 'floor' || which === 'floor-decision' || which === 'floor-entry') {
-  // The least a fixed window on the memory store's layout can do: a Map from key to slot, the
-  // recency links in two Uint32Arrays, the state in a Float64Array slab, the arithmetic inline.
-  // `floor-decision` also returns a new 10-field object per decision, as a Decision-returning
-  // API must (without the per-limit entry and its array); `floor-entry` returns the shape of
-  // core's Decision: that object, its `limits` array and the one limit's 14-field entry.
-  const size = Math.max(K, 100_000);
-  const slots = new Map();
-  const slab = new Float64Array(size * 2);
-  const older = new Uint32Array(size);
-  const newer = new Uint32Array(size);
-  let newest = 0;
-  class Answer {
-    constructor(allowed, limit, remaining, resetMs, nowMs, policy, limits) {
-      this.allowed = allowed;
-      this.limit = limit;
-      this.remaining = remaining;
-      this.resetMs = resetMs;
-      this.retryAfterMs = 0;
-      this.delayMs = 0;
-      this.cost = 1;
-      this.nowMs = nowMs;
-      this.policy = policy;
-      this.limits = limits;
-    }
-  }
-  const plain = (allowed, used, startMs, nowMs) => new Answer(allowed, NEVER, Math.floor(NEVER - used - 1), startMs + HOUR_MS - nowMs, nowMs, '', undefined);
-  const shaped = (allowed, used, startMs, nowMs) => {
-    const remaining = Math.floor(NEVER - used - 1);
-    const resetMs = startMs + HOUR_MS - nowMs;
-    const entry = {
-      name: '',
-      algorithm: 'fixed-window',
-      allowed,
-      limit: NEVER,
-      quota: NEVER,
-      windowMs: HOUR_MS,
-      remaining,
-      tokensBefore: NEVER - used,
-      tokensRefilled: 0,
-      tokensPaid: 1,
-      tokensAfter: NEVER - used - 1,
-      resetMs,
-      retryAfterMs: 0,
-      nextRefillMs: resetMs,
-    };
-    return new Answer(allowed, NEVER, remaining, resetMs, nowMs, '', [entry]);
-  };
-  const answer = which === 'floor-entry' ? shaped : which === 'floor-decision' ? plain : undefined;
-  decide = (key) => {
-    const nowMs = Date.now();
-    let slot = slots.get(key);
-    if (slot === undefined) {
-      slot = slots.size;
-      slots.set(key, slot);
-      slab[slot * 2] = nowMs;
-    } else if (slot !== newest) {
-      newer[older[slot]] = newer[slot];
-      older[newer[slot]] = older[slot];
-      newer[newest] = slot;
-      older[slot] = newest;
-      newest = slot;
-    }
-    const at = slot * 2;
-    let startMs = slab[at];
-    let used = slab[at + 1];
-    if (nowMs >= startMs + HOUR_MS) {
-      startMs = nowMs;
-      used = 0;
-    }
-    const allowed = used + 1 <= NEVER;
-    if (allowed) {
-      slab[at] = startMs;
-      slab[at + 1] = used + 1;
-    }
-    if (answer === undefined) return allowed;
-    // Kept reachable, as a caller keeps a decision (else V8 removes the object altogether).
-    escaped = answer(allowed, used, startMs, nowMs);
-    return escaped.allowed;
-  };
+  decide = fixedWindowFloor(Math.max(K, 100_000), which === 'floor' ? 'boolean' : which === 'floor-decision' ? 'decision' : 'entry').decide;
 } else if (which === 'floor-policy') {
   decide = policyFloor(Math.max(K, 100_000)).decide;
 } else if (which === 'erl') {
