@@ -11,7 +11,7 @@ import { loadCore } from './lib/core.mjs';
 import { formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
 import { subscribe } from 'node:diagnostics_channel';
 import { buildLimiter, LIMITER_CALL, limiterDefinitions, SLIDING_LOG_WINDOW_MS } from './lib/limiters.mjs';
-import { policyFloor } from './lib/floors.mjs';
+import { fixedWindowFloor, policyFloor } from './lib/floors.mjs';
 import { PEERS } from './lib/peers.mjs';
 import { seededRandom } from './lib/stats.mjs';
 import { formatCount, runThroughputScenario } from './lib/throughput.mjs';
@@ -47,11 +47,19 @@ const CONTENDERS = [
       subscribed: true,
     })),
   {
+    id: 'floor-fixed-window',
+    label: 'floor (not a limiter): the fixed-window row written inline',
+    what: 'bench/lib/floors.mjs: the same limit on the store\'s layout, returning core\'s Decision shape',
+    mode: 'sync',
+    floor: (maxKeys) => fixedWindowFloor(maxKeys, 'entry'),
+  },
+  {
     id: 'floor-policy',
     label: 'floor (not a limiter): the policy row written inline',
     what: 'bench/lib/floors.mjs: the same two limits on the store\'s layout, returning core\'s Decision shape',
     mode: 'sync',
-    floor: true,
+    floor: policyFloor,
+    policy: true,
   },
   ...PEERS.map((p) => ({ id: p.id, label: p.label, what: p.what, mode: p.mode, peer: p })),
 ];
@@ -68,8 +76,8 @@ export async function prepare(id, { keys, maxKeys }) {
     const check = () => (map.size === keys.length ? undefined : `the map holds ${map.size} keys, expected ${keys.length}`);
     return { mode: contender.mode, decide, check };
   }
-  if (contender.peer !== undefined || contender.floor) {
-    const { decide, size } = contender.floor ? policyFloor(maxKeys) : contender.peer.build(maxKeys);
+  if (contender.peer !== undefined || contender.floor !== undefined) {
+    const { decide, size } = contender.floor !== undefined ? contender.floor(maxKeys) : contender.peer.build(maxKeys);
     const check = () => (size() === keys.length ? undefined : `the store holds ${size()} keys, expected ${keys.length}`);
     return { mode: contender.mode, decide, check };
   }
@@ -114,10 +122,10 @@ export async function run(options, log) {
     });
     for (const c of chosen) {
       const r = measured[c.id];
-      const ours = !c.reference && c.peer === undefined && !c.floor;
+      const ours = !c.reference && c.peer === undefined && c.floor === undefined;
       r.target = ours ? { ...TARGET, pass: r.ratio.median >= TARGET.min, aimMet: r.ratio.median >= TARGET.aim } : undefined;
       // The floor's ÷ columns say what any code on this layout and answer shape can reach.
-      r.versusPeers = ours || c.floor ? versusPeers(c, r, measured) : undefined;
+      r.versusPeers = ours || c.floor !== undefined ? versusPeers(c, r, measured) : undefined;
     }
     results.scenarios[scenario.id] = { title: scenario.title, keyCount: scenario.keyCount, results: measured };
   }
@@ -139,7 +147,7 @@ export async function run(options, log) {
     mode,
     reference: reference === true,
     peer: peer !== undefined,
-    floor: floor === true,
+    floor: floor !== undefined,
     limits: definition?.limits,
   }));
   return results;
@@ -155,7 +163,7 @@ export const PEER_TARGET = { express: 1, fastify: 0.85 };
 function versusPeers(contender, result, measured) {
   const express = measured['peer-express']?.ratio.median;
   const fastify = measured['peer-fastify']?.ratio.median;
-  const policy = contender.floor === true || Array.isArray(contender.definition?.limits);
+  const policy = contender.policy === true || Array.isArray(contender.definition?.limits);
   const out = {};
   if (express !== undefined) out.express = { ratio: result.ratio.median / express, min: PEER_TARGET.express, pass: result.ratio.median >= express * PEER_TARGET.express };
   if (fastify !== undefined && !policy) out.fastify = { ratio: result.ratio.median / fastify, min: PEER_TARGET.fastify, pass: result.ratio.median >= fastify * PEER_TARGET.fastify };
@@ -236,7 +244,7 @@ export function render(results) {
     '',
     'The incumbents run in the same schedule (their own processes, the same baseline slices): each one\'s store as its middleware calls it (see bench/README.md). ' +
       `Issue 9 (÷ columns): our median ratio ÷ express-rate-limit's MemoryStore (every row ≥ ${PEER_TARGET.express}×) and ÷ @fastify/rate-limit's LocalStore (single limits ≥ ${PEER_TARGET.fastify}×), same run, same key count. ` +
-      'The floor row is not a limiter: the policy row\'s two limits written inline on the memory store\'s layout, returning core\'s `Decision` with its two entries (bench/lib/floors.mjs); its ÷ columns say how far any code with this layout and answer can go. ' +
+      'The floor rows are not limiters: the fixed-window row\'s limit and the policy row\'s two limits written inline on the memory store\'s layout, each returning core\'s `Decision` with its entries (bench/lib/floors.mjs); their ÷ columns say how far any code with this layout and answer can go. ' +
       `The "${SUBSCRIBED}, ratekit:decision subscribed" row is the ${SUBSCRIBED} row with one no-op node:diagnostics_channel subscriber: what observing every decision costs; every other ratekit row runs with none.`,
   ].join('\n');
   return `${intro}\n\n${table}`;
