@@ -6,6 +6,7 @@
 #
 #   bench/icount/count.sh <contender> <keyCount>      (see subject.mjs for contenders)
 #   CORE=/path/to/index.js bench/icount/count.sh gcra 1
+#   NODE_FLAGS=--max-inlined-bytecode-size-cumulative=3000 bench/icount/count.sh policy 1   (experiments)
 #
 # The young generation is fixed at 16 MB (the size V8 grows it to under a
 # steady allocation rate), so the number of scavenges does not depend on how

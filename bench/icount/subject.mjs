@@ -3,9 +3,9 @@
 //
 //   node subject.mjs <contender> <N> <keyCount>
 //
-// contender: map (the decisions part's baseline), floor, floor-decision and floor-entry (a fixed window
-// written inline on the memory store's layout: without a returned object, with one, with one shaped as core's Decision), floor-policy
-// (bench/lib/floors.mjs: the decisions part's two-limit policy written the same way), lru (the same on lru-cache,
+// contender: map (the decisions part's baseline), floor, floor-decision and floor-entry (bench/lib/floors.mjs:
+// a fixed window written inline on the memory store's layout, without a returned object, with one, with one shaped as
+// core's Decision), floor-policy (the decisions part's two-limit policy written the same way), lru (the same on lru-cache,
 // state updated in place), fastify (@fastify/rate-limit LocalStore.incr), erl
 // (express-rate-limit MemoryStore.increment, not awaited: its Promise is made
 // but the await's cost is not counted), or a ratekit algorithm name, or
