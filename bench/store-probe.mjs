@@ -1,0 +1,44 @@
+// A diagnostic, not a part: one store contender on node-redis, alone in its process, outside the
+// store part's harness. After 20,000 sequential decisions (warm-up) it keeps N in flight for 3 s
+// and prints decisions per second, client CPU µs per decision, how busy the process was and the
+// mean latency. For checking a store-part result against a plain loop (bench/README.md, "Fixed
+// window on node-redis").
+//
+//   node bench/store-probe.mjs <variant> <keyCount> [inFlight=50]      (REDIS_URL, default redis://127.0.0.1:6379)
+//   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/store-probe.mjs fixed-window 100000
+
+import { buildVariant, connectClient } from './lib/store-contenders.mjs';
+const [, , variant, keysText, flightText = '50'] = process.argv;
+const K = Number(keysText);
+const FLIGHT = Number(flightText);
+const keys = Array.from({ length: K }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
+const { client, close } = await connectClient('node-redis', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const prefix = `ratekit-probe:${variant}:`;
+const { decide } = await buildVariant(variant, 'node-redis', client, prefix);
+for (let j = 0; j < 20000; j++) await decide(keys[j % K]);
+let i = 0, done = 0, latSum = 0;
+const c0 = process.cpuUsage();
+const t0 = performance.now();
+const until = t0 + 3000;
+await new Promise((resolve) => {
+  let inFlight = 0;
+  const next = () => {
+    while (inFlight < FLIGHT && performance.now() < until) {
+      inFlight++;
+      const s = performance.now();
+      decide(keys[i]).then(() => { latSum += performance.now() - s; inFlight--; done++; next(); if (inFlight === 0) resolve(); });
+      if (++i === K) i = 0;
+    }
+    if (inFlight === 0) resolve();
+  };
+  next();
+});
+const el = performance.now() - t0;
+const cpu = process.cpuUsage(c0);
+console.log(variant.padEnd(12), 'per s', (done / el * 1000).toFixed(0), 'cpu µs/dec', ((cpu.user + cpu.system) / done).toFixed(1), 'busy', ((cpu.user + cpu.system) / 1000 / el * 100).toFixed(0) + '%', 'lat ms', (latSum / done).toFixed(3));
+// Leaves nothing behind on the server.
+for await (const found of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })) {
+  const batch = Array.isArray(found) ? found : [found];
+  if (batch.length > 0) await client.del(batch);
+}
+await close();
