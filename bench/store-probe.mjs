@@ -1,7 +1,7 @@
 // A diagnostic, not a part: one store contender on node-redis, alone in its process, outside the
 // store part's harness. After 20,000 sequential decisions (warm-up) it keeps N in flight for 3 s
-// and prints decisions per second, client CPU µs per decision, how busy the process was and the
-// mean latency. For checking a store-part result against a plain loop (bench/README.md, "Fixed
+// and prints decisions per second, client CPU µs per decision, how busy the process was, the
+// mean latency and the Redis server's CPU µs per decision (INFO cpu; other clients' work counts too). For checking a store-part result against a plain loop (bench/README.md, "Fixed
 // window on node-redis").
 //
 //   node bench/store-probe.mjs <variant> <keyCount> [inFlight=50]      (REDIS_URL, default redis://127.0.0.1:6379)
@@ -16,6 +16,13 @@ const { client, close } = await connectClient('node-redis', process.env.REDIS_UR
 const prefix = `ratekit-probe:${variant}:`;
 const { decide } = await buildVariant(variant, 'node-redis', client, prefix);
 for (let j = 0; j < 20000; j++) await decide(keys[j % K]);
+/** The Redis server's CPU seconds so far (INFO cpu: used_cpu_user + used_cpu_sys). */
+const serverCpuS = async () => {
+  const info = await client.info('cpu');
+  const field = (name) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? Number.NaN);
+  return field('used_cpu_user') + field('used_cpu_sys');
+};
+const server0 = await serverCpuS();
 let i = 0, done = 0, latSum = 0;
 const c0 = process.cpuUsage();
 const t0 = performance.now();
@@ -35,7 +42,8 @@ await new Promise((resolve) => {
 });
 const el = performance.now() - t0;
 const cpu = process.cpuUsage(c0);
-console.log(variant.padEnd(12), 'per s', (done / el * 1000).toFixed(0), 'cpu µs/dec', ((cpu.user + cpu.system) / done).toFixed(1), 'busy', ((cpu.user + cpu.system) / 1000 / el * 100).toFixed(0) + '%', 'lat ms', (latSum / done).toFixed(3));
+const serverUs = ((await serverCpuS()) - server0) * 1e6;
+console.log(variant.padEnd(12), 'per s', (done / el * 1000).toFixed(0), 'cpu µs/dec', ((cpu.user + cpu.system) / done).toFixed(1), 'busy', ((cpu.user + cpu.system) / 1000 / el * 100).toFixed(0) + '%', 'lat ms', (latSum / done).toFixed(3), 'server µs/dec', (serverUs / done).toFixed(1));
 // Leaves nothing behind on the server.
 for await (const found of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })) {
   const batch = Array.isArray(found) ? found : [found];
