@@ -456,9 +456,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   let packOffsets: number[] = [];
   let packStride = 0;
   let packSlab = new Float64Array(0);
+  // The last policy (and namespace) judged for packing: one that did not qualify is not judged again on each call.
+  let judgedLimits: readonly ResolvedLimit[] | undefined;
+  let judgedNamespace = '';
 
   /** Makes `limits` the packed policy when none is yet and it qualifies (see above). */
   function choosePacked(namespace: string, limits: readonly ResolvedLimit[]): void {
+    judgedLimits = limits;
+    judgedNamespace = namespace;
     const n = limits.length;
     if (n > MAX_PACKED_LIMITS || limits.some((limit) => limit.blockDurationMs !== 0)) return;
     const ids = slotIdsOf(namespace, limits);
@@ -590,7 +595,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
    * untouched record.
    */
   function consumePolicy(key: string, namespace: string, limits: readonly ResolvedLimit[], cost: number, nowMs: number): Decision {
-    if (packLimits === undefined) choosePacked(namespace, limits);
+    if (packLimits === undefined && (limits !== judgedLimits || namespace !== judgedNamespace)) choosePacked(namespace, limits);
     clock.nowMs = nowMs;
     const slot = locate(key);
     const held = slot < 0 ? undefined : cache.valueAt(slot);
