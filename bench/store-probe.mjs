@@ -1,7 +1,8 @@
 // A diagnostic, not a part: one store contender on node-redis, alone in its process, outside the
 // store part's harness. After 20,000 sequential decisions (warm-up) it keeps N in flight for 3 s
 // and prints decisions per second, client CPU µs per decision, how busy the process was, the
-// mean latency and the Redis server's CPU µs per decision (INFO cpu; other clients' work counts too). For checking a store-part result against a plain loop (bench/README.md, "Fixed
+// mean latency, the Redis server's CPU µs per decision (INFO cpu; other clients' work counts too)
+// and decisions per socket read of the server (INFO stats). For checking a store-part result against a plain loop (bench/README.md, "Fixed
 // window on node-redis").
 //
 //   node bench/store-probe.mjs <variant> <keyCount> [inFlight=50]      (REDIS_URL, default redis://127.0.0.1:6379)
@@ -22,6 +23,9 @@ const serverCpuS = async () => {
   const field = (name) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? Number.NaN);
   return field('used_cpu_user') + field('used_cpu_sys');
 };
+/** The server's socket reads so far (INFO stats total_reads_processed). */
+const serverReads = async () => Number(/total_reads_processed:([0-9]+)/.exec(await client.info('stats'))?.[1] ?? Number.NaN);
+const reads0 = await serverReads();
 const server0 = await serverCpuS();
 let i = 0, done = 0, latSum = 0;
 const c0 = process.cpuUsage();
@@ -43,7 +47,8 @@ await new Promise((resolve) => {
 const el = performance.now() - t0;
 const cpu = process.cpuUsage(c0);
 const serverUs = ((await serverCpuS()) - server0) * 1e6;
-console.log(variant.padEnd(12), 'per s', (done / el * 1000).toFixed(0), 'cpu µs/dec', ((cpu.user + cpu.system) / done).toFixed(1), 'busy', ((cpu.user + cpu.system) / 1000 / el * 100).toFixed(0) + '%', 'lat ms', (latSum / done).toFixed(3), 'server µs/dec', (serverUs / done).toFixed(1));
+const reads = (await serverReads()) - reads0;
+console.log(variant.padEnd(12), 'per s', (done / el * 1000).toFixed(0), 'cpu µs/dec', ((cpu.user + cpu.system) / done).toFixed(1), 'busy', ((cpu.user + cpu.system) / 1000 / el * 100).toFixed(0) + '%', 'lat ms', (latSum / done).toFixed(3), 'server µs/dec', (serverUs / done).toFixed(1), 'decisions/server read', (done / reads).toFixed(1));
 // Leaves nothing behind on the server.
 for await (const found of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })) {
   const batch = Array.isArray(found) ? found : [found];

@@ -189,7 +189,7 @@ async function runScenario({ scenario, chosen, counts, server, admin, runId, ran
       monitored.set(id, { decisions: result.ops, fromClients, fromScripts });
     }
     log(`store, ${scenario.title}: ${counts.rounds} rounds of ${counts.sliceMs} ms slices`);
-    const totals = new Map(ids.map((id) => [id, { ops: 0, commands: {}, cpuUs: 0 }]));
+    const totals = new Map(ids.map((id) => [id, { ops: 0, commands: {}, cpuUs: 0, reads: 0 }]));
     let lastRound = 0;
     ({ contenders } = await runClientSandwiches({
       clients: chosen.map(({ client, variants }) => ({
@@ -260,6 +260,14 @@ function perDecision(total, slices) {
     serverCpuUs: total.cpuUs / total.ops,
     /** This contender's process CPU time per decision (median over slices). */
     clientCpuUs,
+    /**
+     * Decisions per socket read of the server (INFO stats total_reads_processed): how the client's
+     * in-flight requests reach Redis. Redis reads at most 16 KB of a client's requests at a time and
+     * answers what it has read before reading more, so 50 requests of more than about 330 bytes
+     * arrive in two reads and their replies in two writes: the client works on the first half's
+     * replies while Redis runs the second half (bench/README.md, "Fixed window on node-redis").
+     */
+    decisionsPerRead: total.ops / total.reads,
   };
 }
 
@@ -354,6 +362,7 @@ export function render(results) {
         `${fmt(h.perDecision.serverCpuUs, 1)} / ${fmt(m.perDecision.serverCpuUs, 1)}`,
         `${fmt(h.perDecision.scriptUsPerCall, 2)} / ${fmt(m.perDecision.scriptUsPerCall, 2)}`,
         `${fmt(h.perDecision.commands, 2)} / ${fmt(m.perDecision.commands, 2)}`,
+        `${fmt(h.perDecision.decisionsPerRead, 1)} / ${fmt(m.perDecision.decisionsPerRead, 1)}`,
         inScripts(m.roundTrips),
       ]);
       const ch = hot.clientsCompared[c.id];
@@ -391,6 +400,7 @@ export function render(results) {
       { title: 'Redis CPU µs / decision', align: 'right' },
       { title: 'script µs / call (usec_per_call)', align: 'right' },
       { title: 'commands / decision (incl. in scripts)', align: 'right' },
+      { title: 'decisions / Redis socket read', align: 'right' },
       { title: `run inside the script, per decision (${many.title})` },
     ],
     costRows,
@@ -425,6 +435,9 @@ export function render(results) {
     '',
     'Client CPU: the contender process (user + sys) per decision, median over slices. Redis CPU: INFO cpu of the server per decision over the measured slices. ' +
       'Script µs / call: commandstats usec of evalsha+eval+fcall per call (time inside the script, its redis.call()s included). ' +
+      'Decisions / Redis socket read: INFO stats total_reads_processed over the measured slices. Redis reads at most 16 KB of one client\'s requests at a time and answers them before it reads on, ' +
+      `so ${config.inFlight} requests of more than about ${Math.floor(16_384 / config.inFlight)} bytes reach it in two reads, and the client works on the first replies while Redis runs the rest: ` +
+      'about half the in-flight count here means that overlap, which the closed loop of this harness rewards (bench/README.md, "Fixed window on node-redis"). ' +
       'On 2 cores, client and server compete for the same CPUs, so both costs bound the throughput.',
     '',
     cost,

@@ -123,22 +123,27 @@ export async function adminClient(url) {
 
 /**
  * One reading of the server's counters: per command `{ calls, usec }` from
- * `INFO commandstats`, and the server process's CPU time in µs from `INFO cpu`.
+ * `INFO commandstats`, the server process's CPU time in µs from `INFO cpu`,
+ * and the reads it has made from client sockets (`INFO stats`
+ * `total_reads_processed`; NaN on a server without it).
  */
 export async function readCounters(admin) {
   // Redis 7 takes several sections at once; older servers one.
-  const text = await admin.info('commandstats', 'cpu').catch(async () => `${await admin.info('commandstats')}\n${await admin.info('cpu')}`);
+  const text = await admin
+    .info('commandstats', 'cpu', 'stats')
+    .catch(async () => `${await admin.info('commandstats')}\n${await admin.info('cpu')}\n${await admin.info('stats')}`);
   const commands = {};
   for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
     commands[match[1]] = { calls: Number(match[2]), usec: Number(match[3]) };
   }
   const cpu = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { commands, cpuUs: (cpu('used_cpu_user') + cpu('used_cpu_sys')) * 1e6 };
+  return { commands, cpuUs: (cpu('used_cpu_user') + cpu('used_cpu_sys')) * 1e6, reads: cpu('total_reads_processed') };
 }
 
 /**
  * What happened between two readings, the parent's own `INFO` calls left
- * out: per command `{ calls, usec }`, and the server's CPU µs.
+ * out: per command `{ calls, usec }`, the server's CPU µs, and its socket
+ * reads (less the one that read the second `INFO`).
  */
 export function counterDelta(before, after) {
   const commands = {};
@@ -147,7 +152,7 @@ export function counterDelta(before, after) {
     const was = before.commands[name] ?? { calls: 0, usec: 0 };
     if (now.calls > was.calls) commands[name] = { calls: now.calls - was.calls, usec: now.usec - was.usec };
   }
-  return { commands, cpuUs: after.cpuUs - before.cpuUs };
+  return { commands, cpuUs: after.cpuUs - before.cpuUs, reads: after.reads - before.reads - 1 };
 }
 
 /** Adds delta `b` into the running total `a` (mutates `a`, returns it). */
@@ -158,6 +163,7 @@ export function addDelta(a, b) {
     entry.usec += usec;
   }
   a.cpuUs += b.cpuUs;
+  a.reads += b.reads;
   return a;
 }
 
