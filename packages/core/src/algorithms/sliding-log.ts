@@ -16,12 +16,12 @@ import { EPSILON } from './tolerance.js';
  * only entries still inside the window.
  */
 export const slidingLog: Algorithm = {
-  step(state, limit, cost, nowMs): Step {
+  step(state, limit, cost, nowMs, into): Step {
     const live = prune(state, nowMs - limit.windowMs);
-    const stored = sumCosts(state);
     const used = sumCosts(live);
+    const stored = live === state ? used : sumCosts(state);
     const allowed = used + cost <= limit.limit + EPSILON;
-    const next = cost > 0 ? append(live, nowMs, cost) : live;
+    const next = cost > 0 ? append(live, nowMs, cost, allowed ? into : undefined) : live;
     const oldest = next.length > 0 ? next[0]! : undefined;
     const newest = next.length > 0 ? next[next.length - 2]! : undefined;
     return {
@@ -81,10 +81,24 @@ function sumCosts(state: LimitState | undefined): number {
   return sum;
 }
 
-/** A copy of `log` with `cost` added at `nowMs`, merged into the last entry when it has the same time. */
-function append(log: LimitState, nowMs: number, cost: number): LimitState {
+/**
+ * `log` with `cost` added at `nowMs`, merged into the last entry when it has the same time: written
+ * into `into` when it is given with the length of the result (it may be `log` itself), otherwise
+ * a new array.
+ */
+function append(log: LimitState, nowMs: number, cost: number, into: number[] | undefined): LimitState {
   const n = log.length;
-  if (n > 0 && log[n - 2] === nowMs) {
+  const merge = n > 0 && log[n - 2] === nowMs;
+  if (into !== undefined && into.length === (merge ? n : n + 2)) {
+    if (into !== log) for (let i = 0; i < n; i++) into[i] = log[i]!;
+    if (merge) into[n - 1] = log[n - 1]! + cost;
+    else {
+      into[n] = nowMs;
+      into[n + 1] = cost;
+    }
+    return into;
+  }
+  if (merge) {
     const merged = log.slice();
     merged[n - 1]! += cost;
     return merged;

@@ -57,7 +57,10 @@ export interface Algorithm {
    * written into `into` and returned as `next` instead of a new array. It may
    * be `state` itself (every algorithm reads `state` before writing), which
    * updates a stored state in place; a refused step leaves it untouched.
-   * The sliding log, whose length varies, always returns a new array.
+   * The sliding log's length varies: it writes into `into` when `into` has
+   * the length of its next state (the cost merged into the newest entry of
+   * the same millisecond, or added after the entries still in the window).
+   * A blocked state (odd length) is never written in place.
    */
   step(state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number, into?: number[]): Step;
   /** Gives `cost` back, never beyond full capacity. Returns the new state. Does not mutate `state`. */
