@@ -205,8 +205,8 @@ function admitPacked(record: Float64Array, at: number, offsets: readonly number[
     }
     const limit = limits[i]!;
     let allowed: boolean, next: LimitState, capacity: number, tokensBefore: number, tokensRefilled: number, tokensAfter: number, resetMs: number, nextRefillMs: number, delayMs: number;
-    // One branch per algorithm, each destructuring its own Step (see above). A sliding log's
-    // next state is a new array, never `state`: it takes the general path.
+    // One branch per algorithm, each destructuring its own Step (see above). A sliding log, whose
+    // length changes as entries come and go, takes the general path.
     switch (limit.algorithm) {
       case 'fixed-window':
         ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = fixedWindow.step(state, limit, cost, nowMs, state));
