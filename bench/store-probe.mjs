@@ -9,24 +9,19 @@
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/store-probe.mjs fixed-window 100000
 
 import { buildVariant, connectClient } from './lib/store-contenders.mjs';
+import { adminClient, counterDelta, readCounters } from './lib/store-redis.mjs';
 const [, , variant, keysText, flightText = '50'] = process.argv;
 const K = Number(keysText);
 const FLIGHT = Number(flightText);
 const keys = Array.from({ length: K }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
-const { client, close } = await connectClient('node-redis', process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const { client, close } = await connectClient('node-redis', url);
+// The server's counters are read on a connection of their own, as the store part reads them.
+const admin = await adminClient(url);
 const prefix = `ratekit-probe:${variant}:`;
 const { decide } = await buildVariant(variant, 'node-redis', client, prefix);
 for (let j = 0; j < 20000; j++) await decide(keys[j % K]);
-/** The Redis server's CPU seconds so far (INFO cpu: used_cpu_user + used_cpu_sys). */
-const serverCpuS = async () => {
-  const info = await client.info('cpu');
-  const field = (name) => Number(new RegExp(`${name}:([0-9.]+)`).exec(info)?.[1] ?? Number.NaN);
-  return field('used_cpu_user') + field('used_cpu_sys');
-};
-/** The server's socket reads so far (INFO stats total_reads_processed). */
-const serverReads = async () => Number(/total_reads_processed:([0-9]+)/.exec(await client.info('stats'))?.[1] ?? Number.NaN);
-const reads0 = await serverReads();
-const server0 = await serverCpuS();
+const before = await readCounters(admin);
 let i = 0, done = 0, latSum = 0;
 const c0 = process.cpuUsage();
 const t0 = performance.now();
@@ -46,8 +41,8 @@ await new Promise((resolve) => {
 });
 const el = performance.now() - t0;
 const cpu = process.cpuUsage(c0);
-const serverUs = ((await serverCpuS()) - server0) * 1e6;
-const reads = (await serverReads()) - reads0;
+const { cpuUs: serverUs, reads } = counterDelta(before, await readCounters(admin));
+admin.disconnect();
 console.log(variant.padEnd(12), 'per s', (done / el * 1000).toFixed(0), 'cpu µs/dec', ((cpu.user + cpu.system) / done).toFixed(1), 'busy', ((cpu.user + cpu.system) / 1000 / el * 100).toFixed(0) + '%', 'lat ms', (latSum / done).toFixed(3), 'server µs/dec', (serverUs / done).toFixed(1), 'decisions/server read', (done / reads).toFixed(1));
 // Leaves nothing behind on the server.
 for await (const found of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })) {

@@ -136,8 +136,8 @@ export async function readCounters(admin) {
   for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
     commands[match[1]] = { calls: Number(match[2]), usec: Number(match[3]) };
   }
-  const cpu = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? Number.NaN);
-  return { commands, cpuUs: (cpu('used_cpu_user') + cpu('used_cpu_sys')) * 1e6, reads: cpu('total_reads_processed') };
+  const field = (name) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+  return { commands, cpuUs: (field('used_cpu_user') + field('used_cpu_sys')) * 1e6, reads: field('total_reads_processed') };
 }
 
 /**
