@@ -562,8 +562,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const step = algorithmOf(limit).step(state, limit, cost, nowMs, state);
       if (step.allowed) {
         const next = step.next;
-        if (typeof held !== 'number' || next !== state) hold(slot < 0 ? cache.add(key, 0) : slot, next);
-        else {
+        // A state stepped in place needs nothing more when the LRU holds the array itself (a long
+        // sliding log); keeping `hold` off the usual path also keeps it out of this function's
+        // inlining budget, which the step needs.
+        if (next !== state) hold(slot < 0 ? cache.add(key, 0) : slot, next);
+        else if (typeof held === 'number') {
           // Stepped in the working array: back into the slot's place in the slab. Written out, not
           // hold(): calling hold here cost 180-200 instructions per decision (icount, fixed-window,
           // gcra and sliding-window at 1 key), as it no longer fits this function's inlining budget.
