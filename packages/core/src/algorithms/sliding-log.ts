@@ -68,12 +68,16 @@ export const slidingLog: Algorithm = {
  * `block.ts`) is not an entry: it is left out.
  */
 function prune(state: LimitState | undefined, cutoffMs: number): LimitState {
-  if (state === undefined) return [];
+  if (state === undefined) return NO_ENTRIES;
   const n = state.length - (state.length & 1);
   let i = 0;
   while (i < n && state[i]! <= cutoffMs) i += 2;
+  if (i === n) return NO_ENTRIES;
   return i === 0 && n === state.length ? state : state.slice(i, n);
 }
+
+/** The log with no entry, shared: never written (`append` writes only into an `into` of the result's length, at least 2). */
+const NO_ENTRIES: LimitState = [];
 
 function sumCosts(state: LimitState | undefined): number {
   let sum = 0;
