@@ -64,8 +64,8 @@ export const slidingLog: Algorithm = {
 
 /**
  * The entries that arrived after `cutoffMs`. Does not mutate; returns `state`
- * itself when nothing is dropped. A trailing odd number (a block, see
- * `block.ts`) is not an entry: it is left out.
+ * itself when nothing is dropped, and {@link NO_ENTRIES} when nothing is left.
+ * A trailing odd number (a block, see `block.ts`) is not an entry: it is left out.
  */
 function prune(state: LimitState | undefined, cutoffMs: number): LimitState {
   if (state === undefined) return NO_ENTRIES;

@@ -55,7 +55,9 @@ export const tokenBucket: Algorithm = {
 /** The bucket's level at `nowMs` and the refill timestamp to store. Does not mutate. */
 function refill(state: LimitState | undefined, limit: ResolvedLimit, nowMs: number): { tokens: number; atMs: number } {
   if (state === undefined) return { tokens: limit.burst, atMs: nowMs };
-  const [tokens, atMs] = state as [number, number];
+  // Indexed, not destructured: array destructuring goes through the iterator protocol.
+  const tokens = state[0]!;
+  const atMs = state[1]!;
   const elapsed = Math.max(0, nowMs - atMs);
   if (limit.refill === 'continuous') {
     return { tokens: Math.min(limit.burst, tokens + elapsed / limit.emissionIntervalMs), atMs: Math.max(atMs, nowMs) };
