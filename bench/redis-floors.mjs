@@ -68,21 +68,24 @@ const ours = (T, layout) => `consume 1 - gcra ${T} ${1_000 * T} 6${layout}floors
 const key = '{ratekit-floors}';
 const ARGUMENTS = { 'ours-expiry': ours(1, '~'), 'ours-hash': ours(Number(T), ':'), 'ours-window': `consume 1 - fixed-window 1000000000 ${HOUR_MS} 6~floors` };
 
+/** The name a bare script is registered under in the floors' library (Lua names take no '-'). */
+const floorFunction = (name) => `floor_${name.replaceAll('-', '_')}`;
+
 const redis = await openRedis();
 const client = await adminClient(redis.url);
 try {
   const library = [
     '#!lua name=ratekit_floors',
-    ...Object.entries(SCRIPTS).map(([name, body]) => `redis.register_function('floor_${name.replace('-', '_')}', function(keys) local key = keys[1]\n${body}\nend)`),
-    `redis.register_function('floor_rlf_function', function(KEYS, ARGV)\n${RLF_SCRIPT}\nend)`,
+    ...Object.entries(SCRIPTS).map(([name, body]) => `redis.register_function('${floorFunction(name)}', function(keys) local key = keys[1]\n${body}\nend)`),
+    `redis.register_function('${floorFunction('rlf-function')}', function(KEYS, ARGV)\n${RLF_SCRIPT}\nend)`,
   ].join('\n');
   await client.function('LOAD', 'REPLACE', library);
   await client.function('LOAD', 'REPLACE', DECISION_LIBRARY);
   const names = [...Object.keys(SCRIPTS), 'rlf-function', ...Object.keys(ARGUMENTS), 'rlf-eval'];
   const call = (name) => {
     if (name === 'rlf-eval') return client.eval(RLF_SCRIPT, 1, key, ...RLF_ARGUMENTS);
-    if (name === 'rlf-function') return client.fcall('floor_rlf_function', 1, key, ...RLF_ARGUMENTS);
-    return ARGUMENTS[name] === undefined ? client.fcall(`floor_${name.replace('-', '_')}`, 1, key) : client.fcall(DECISION_FUNCTION, 1, key, ARGUMENTS[name]);
+    if (name === 'rlf-function') return client.fcall(floorFunction(name), 1, key, ...RLF_ARGUMENTS);
+    return ARGUMENTS[name] === undefined ? client.fcall(floorFunction(name), 1, key) : client.fcall(DECISION_FUNCTION, 1, key, ARGUMENTS[name]);
   };
   const counted = (counters, name) => counters.commands[name === 'rlf-eval' ? 'eval' : 'fcall'] ?? { calls: 0, usec: 0 };
   const results = {};
