@@ -176,57 +176,103 @@ export function memoryConsumeOf(store: RateLimitStore): ConsumeFunction | undefi
 }
 
 /**
- * Steps every limit of a packed policy record (see `memoryStore`'s packed policy) for an
- * admitted consume. Limit `i`'s state, `(code >> 2i) & 3` numbers at `record[at + offsets[i]]`, is
- * copied into `working[i][length]` and stepped there in place. When every limit admits (without
- * a delay, its state written in place), the working arrays are copied back into the record and
- * the limits' entries are returned; otherwise the record is untouched and the result is
- * undefined, for the general path to decide.
- *
- * Its shape is measured (bench/README.md, "Instruction counts", seventh round). Over 460 bytes of
- * bytecode, it is never inlined, so V8 optimises it on its own, with its inlining budget (920
- * bytes on Node 20) left for the steps of the algorithms a process uses. Each step is called in a
- * branch of its own and its `Step` destructured there, so V8 removes the object, and the entry is
- * one literal built from plain numbers. A `Step` that reached one variable from several branches,
- * or a helper building the entry, put a two-limit policy at 2,271-2,322 instructions per
- * decision against 1,871-1,888 for this shape.
+ * What {@link admitPacked} needs of the store's packed policy (see `memoryStore`), made once
+ * when the policy is chosen.
  */
-function admitPacked(record: Float64Array, at: number, offsets: readonly number[], code: number, working: number[][][], limits: readonly ResolvedLimit[], cost: number, nowMs: number): LimitDecision[] | undefined {
+interface PackedPolicy {
+  /** Where limit `i`'s state starts in a record. */
+  readonly offsets: readonly number[];
+  /**
+   * The lengths code of a record whose every state has its algorithm's own length
+   * ({@link stateRoom}), 2 bits per limit: the only records stepped here. Any other (a shorter
+   * state, a sliding log) goes to the general path.
+   */
+  readonly code: number;
+  /** Per limit, a working array of its state's length: the state as read from the record. */
+  readonly before: number[][];
+  /** Per limit, a working array of the same length: the state its step writes (`into`). */
+  readonly after: number[][];
+}
+
+/** Writes the states of limits `0 … count - 1` back into the record from `packed.before`, as they were read. */
+function restorePacked(record: Float64Array, at: number, packed: PackedPolicy, count: number): undefined {
+  for (let i = 0; i < count; i++) {
+    const before = packed.before[i]!;
+    const from = at + packed.offsets[i]!;
+    for (let j = 0; j < before.length; j++) record[from + j] = before[j]!;
+  }
+  return undefined;
+}
+
+/**
+ * Steps every limit of a packed policy record (see `memoryStore`'s packed policy) for an
+ * admitted consume, and returns the limits' entries. Limit `i`'s state, at `record[at +
+ * offsets[i]]`, is copied into `before[i]`, stepped into `after[i]` and written back at once.
+ * When a limit refuses, delays or does not step in place, the states already written are put
+ * back from `before` (so the record is as it was) and the result is undefined, for the general
+ * path to decide.
+ *
+ * Its shape is measured (bench/README.md, "Instruction counts"). Over 460 bytes of bytecode, it
+ * is never inlined, so V8 optimises it on its own, with its inlining budget (920 bytes on Node
+ * 20) left for the steps of the algorithms a process uses. Each step is called in a branch of its
+ * own and its `Step` destructured there, so V8 removes the object, and the entry is one literal
+ * built from plain numbers. Each branch copies its algorithm's own number of values in and out,
+ * and each state goes back into the record as soon as it is stepped: copying the states back in
+ * a loop once every limit had admitted, each of a length read from the record's code, cost about
+ * 160 instructions per two-limit decision.
+ */
+function admitPacked(record: Float64Array, at: number, code: number, packed: PackedPolicy, limits: readonly ResolvedLimit[], cost: number, nowMs: number): LimitDecision[] | undefined {
+  if (code !== packed.code) return undefined;
+  const { offsets, before, after } = packed;
   const n = limits.length;
   const entries = new Array<LimitDecision>(n);
   for (let i = 0; i < n; i++) {
-    const length = (code >> (2 * i)) & 3;
-    const state = working[i]![length]!;
-    const from = at + offsets[i]!;
-    state[0] = record[from]!;
-    if (length > 1) {
-      state[1] = record[from + 1]!;
-      if (length > 2) state[2] = record[from + 2]!;
-    }
     const limit = limits[i]!;
+    const from = at + offsets[i]!;
+    const state = before[i]!;
+    const into = after[i]!;
     let allowed: boolean, next: LimitState, capacity: number, tokensBefore: number, tokensRefilled: number, tokensAfter: number, resetMs: number, nextRefillMs: number, delayMs: number;
     // One branch per algorithm, each destructuring its own Step (see above). A sliding log, whose
     // length changes as entries come and go, takes the general path.
     switch (limit.algorithm) {
       case 'fixed-window':
-        ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = fixedWindow.step(state, limit, cost, nowMs, state));
+        state[0] = record[from]!;
+        state[1] = record[from + 1]!;
+        ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = fixedWindow.step(state, limit, cost, nowMs, into));
+        record[from] = into[0]!;
+        record[from + 1] = into[1]!;
         break;
       case 'gcra':
-        ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = gcra.step(state, limit, cost, nowMs, state));
+        state[0] = record[from]!;
+        ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = gcra.step(state, limit, cost, nowMs, into));
+        record[from] = into[0]!;
         break;
       case 'token-bucket':
-        ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = tokenBucket.step(state, limit, cost, nowMs, state));
+        state[0] = record[from]!;
+        state[1] = record[from + 1]!;
+        ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = tokenBucket.step(state, limit, cost, nowMs, into));
+        record[from] = into[0]!;
+        record[from + 1] = into[1]!;
         break;
       case 'sliding-window':
-        ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = slidingWindow.step(state, limit, cost, nowMs, state));
+        state[0] = record[from]!;
+        state[1] = record[from + 1]!;
+        state[2] = record[from + 2]!;
+        ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = slidingWindow.step(state, limit, cost, nowMs, into));
+        record[from] = into[0]!;
+        record[from + 1] = into[1]!;
+        record[from + 2] = into[2]!;
         break;
       case 'delay':
-        ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = delay.step(state, limit, cost, nowMs, state));
+        state[0] = record[from]!;
+        ({ allowed, next, capacity, tokensBefore, tokensRefilled, tokensAfter, resetMs, nextRefillMs, delayMs } = delay.step(state, limit, cost, nowMs, into));
+        record[from] = into[0]!;
         break;
       default:
-        return undefined;
+        return restorePacked(record, at, packed, i);
     }
-    if (!allowed || delayMs !== 0 || next !== state) return undefined;
+    // `into` holds this step's state only when it admitted in place; whatever was written, put it all back.
+    if (!allowed || delayMs !== 0 || next !== into) return restorePacked(record, at, packed, i + 1);
     // limitDecision's entry for an admitted step, written out (see above).
     entries[i] = {
       name: limit.name,
@@ -244,17 +290,6 @@ function admitPacked(record: Float64Array, at: number, offsets: readonly number[
       retryAfterMs: 0,
       nextRefillMs,
     };
-  }
-  // Every limit admitted: each working array back into the record.
-  for (let i = 0; i < n; i++) {
-    const length = (code >> (2 * i)) & 3;
-    const next = working[i]![length]!;
-    const to = at + offsets[i]!;
-    record[to] = next[0]!;
-    if (length > 1) {
-      record[to + 1] = next[1]!;
-      if (length > 2) record[to + 2] = next[2]!;
-    }
   }
   return entries;
 }
@@ -454,6 +489,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   /** The packed policy's slot ids (index 0, the primary slot: undefined). */
   let packIds: ReadonlyArray<string | undefined> = [];
   let packOffsets: number[] = [];
+  let packed: PackedPolicy | undefined;
   let packStride = 0;
   let packSlab = new Float64Array(0);
   // The last policy (and namespace) judged for packing: one that did not qualify is not judged again on each call.
@@ -475,7 +511,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     for (const limit of limits) packOffsets.push(packOffsets[packOffsets.length - 1]! + stateRoom(limit.algorithm));
     packStride = packOffsets[n]!;
     packSlab = new Float64Array(cache.allocated * packStride);
-    for (let i = 0; i < n; i++) policyWorking[i] ??= workingArrays();
+    // Working arrays of each state's length, made from literals so that they all hold unboxed doubles (see workingArrays).
+    const lengths = limits.map((limit) => stateRoom(limit.algorithm));
+    packed = {
+      offsets: packOffsets,
+      code: lengths.reduce((code, length, i) => code | (length << (2 * i)), 0),
+      before: lengths.map((length) => workingArrays()[length]!),
+      after: lengths.map((length) => workingArrays()[length]!),
+    };
   }
 
   /** The lengths code of `slots` when they hold exactly the packed policy's states, each of 1 to its limit's room; else -1. */
@@ -583,10 +626,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return evaluateAt({ key, namespace, limits, cost, mode: 'consume', nowMs }, slot);
   }
 
-  // Working arrays for the policy path: a set per limit of the packed policy (the i-th limit
-  // steps into policyWorking[i]), made when the packed policy is chosen.
-  const policyWorking: number[][][] = [];
-
   /**
    * `consume` for a policy of several limits. The commonest call, a key of
    * the packed policy (see `choosePacked`) that every limit admits, is
@@ -595,7 +634,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
    * the lookup and the decision stay here, outside its inlining budget.
    * Anything else (a new key, another policy, a long state, a refusal, a
    * delay, a block) goes to the general path, which decides it from the
-   * untouched record.
+   * record as it was (admitPacked puts back what it wrote).
    */
   function consumePolicy(key: string, namespace: string, limits: readonly ResolvedLimit[], cost: number, nowMs: number): Decision {
     if (packLimits === undefined && (limits !== judgedLimits || namespace !== judgedNamespace)) choosePacked(namespace, limits);
@@ -603,10 +642,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     const slot = locate(key);
     const held = slot < 0 ? undefined : cache.valueAt(slot);
     if (limits === packLimits && namespace === packNamespace && typeof held === 'number' && held < 0) {
-      const entries = admitPacked(packSlab, slot * packStride, packOffsets, -1 - held, policyWorking, limits, cost, nowMs);
+      const entries = admitPacked(packSlab, slot * packStride, -1 - held, packed!, limits, cost, nowMs);
       if (entries !== undefined) return decisionOf(entries, true, 0, cost, nowMs);
     }
-    // Nothing changed since the lookup (admitPacked writes only when every limit admits): the key is still at `slot`.
+    // Nothing changed since the lookup (admitPacked leaves the record as it found it unless every limit admits): the key is still at `slot`.
     return evaluateAt({ key, namespace, limits, cost, mode: 'consume', nowMs }, slot);
   }
 
