@@ -226,6 +226,7 @@ export function render(results) {
   const { config } = results;
   const tableRows = [];
   const verdicts = [];
+  const peerVerdicts = [];
   for (const [name, fw] of Object.entries(results.frameworks)) {
     const byId = new Map(fw.rows.map((r) => [r.id, r]));
     for (const r of fw.rows) {
@@ -247,6 +248,7 @@ export function render(results) {
       ]);
       if (r.target !== undefined) verdicts.push(verdict(name, r, byId, fw.noiseMicros));
     }
+    peerVerdicts.push(...againstPeers(name, fw));
   }
   const table = renderTable(
     [
@@ -297,6 +299,12 @@ export function render(results) {
       `(reject ÷ pass ≥ ${config.target.rejectPerPass}× by req/s, or Δ µs/req of reject − pass, paired per round, within the noise above):`,
     '',
     ...verdicts.map((v) => `- ${v}`),
+    '',
+    'Targets (issue 9): each of our rows adds no more server CPU per response (Δ µs/req) than the cheapest peer of the same scenario in this run. ' +
+      '✓: its median Δ is at most the peer\'s; ≈: above it, but its paired per-round difference (ours − that peer, each against its own bare slices) is within the noise above, ' +
+      'so this run cannot tell the two apart (bench/icount/http.mjs counts instructions instead); ✗: above it by more than the noise.',
+    '',
+    ...peerVerdicts.map((v) => `- ${v}`),
   ];
   const versions = Object.entries(config.versions ?? {}).map(([name, version]) => `${name} ${version}`).join(', ');
   return `${intro}\n\n${table}\n${targets.join('\n')}\n\nHTTP part: ${versions}.`;
@@ -316,6 +324,27 @@ function verdict(name, r, byId, noiseMicros) {
     `Δ µs/req reject ${signed(r.delta.median)} vs pass ${signed(pass.delta.median)}, paired reject − pass ${signed(d.median)} [${signed(d.min, 0)}…${signed(d.max, 0)}] ` +
     `against noise ${noiseMicros.toFixed(1)}${r.target.byCpu ? ' ✓' : ''}`
   );
+}
+
+/**
+ * Issue 9's HTTP target for each of our rows of `fw`: against the peer row (neither ours nor a
+ * reference row) of the same scenario with the least median Δ µs/req, paired per round.
+ */
+function againstPeers(name, fw) {
+  const lines = [];
+  for (const r of fw.rows) {
+    if (!r.ours || r.delta === undefined) continue;
+    const peers = fw.rows.filter((p) => !p.ours && !p.reference && p.scenario === r.scenario && p.delta !== undefined);
+    if (peers.length === 0) continue;
+    const cheapest = peers.reduce((a, b) => (b.delta.median < a.delta.median ? b : a));
+    const paired = summary(r.delta.values.map((v, i) => v - cheapest.delta.values[i]).filter(Number.isFinite));
+    const mark = r.delta.median <= cheapest.delta.median ? '✓' : paired.median <= fw.noiseMicros ? '≈' : '✗';
+    lines.push(
+      `${mark} ${name}, ${r.limiter}, ${r.scenario}: Δ ${signed(r.delta.median)} µs/req against ${cheapest.limiter} ${signed(cheapest.delta.median)}; ` +
+        `paired ours − peer ${signed(paired.median)} [${signed(paired.min, 0)}…${signed(paired.max, 0)}] against noise ${fw.noiseMicros.toFixed(1)}`,
+    );
+  }
+  return lines;
 }
 
 function signed(value, digits = 1) {
