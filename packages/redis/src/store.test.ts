@@ -311,8 +311,8 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             limits({ limit: 10, windowMs: 60_000, name: 'a' }, { algorithm: 'gcra', limit: 5, windowMs: 1_000, name: 'b' }, { algorithm: 'sliding-log', limit: 50, windowMs: 3_600_000, name: 'c' }),
             { time: 1, hmget: 1, hset: 1, pttl: 1, pexpire: 1 },
           ],
-          // The expiry layout: INCRBY makes the key, PTTL finds no TTL, PEXPIRE starts the window; no TIME.
-          ['one fixed window in the expiry layout', limits({ limit: 10, windowMs: 60_000 }), { incrby: 1, pttl: 1, pexpire: 1 }],
+          // The expiry layout: INCR makes the key, PTTL finds no TTL, PEXPIRE starts the window; no TIME.
+          ['one fixed window in the expiry layout', limits({ limit: 10, windowMs: 60_000 }), { incr: 1, pttl: 1, pexpire: 1 }],
           ['one GCRA in the expiry layout', limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 }), { pttl: 1, set: 1 }],
         ] as const)('%s: exactly one command (FCALL) per decision, counted by INFO commandstats', async (_, policy, perDecision) => {
           const ns = freshNamespace();
@@ -440,7 +440,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
         });
 
         describe('the expiry layout (server clock): unnamed GCRA of whole-ms intervals and fixed windows of whole ms, in keys of their own', () => {
-          it('a fixed window: the count in a key that expires with the window; INCRBY and PTTL per admitted consume, no TIME', async () => {
+          it('a fixed window: the count in a key that expires with the window; INCR and PTTL per admitted consume of 1, no TIME', async () => {
             const ns = freshNamespace();
             const policy = limits({ limit: 5, windowMs: 60_000 });
             const [key] = store.keysFor('client', ns, policy);
@@ -449,7 +449,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             await admin.configResetStat();
             const seen = await askInTurn(store, { namespace: ns, limits: policy }, 2);
             expect(seen.map((d) => d.remaining)).toEqual([3, 2]);
-            expect(await commandCalls(admin)).toEqual({ fcall: 2, incrby: 2, pttl: 2 });
+            expect(await commandCalls(admin)).toEqual({ fcall: 2, incr: 2, pttl: 2 });
             expect(await admin.get(key!)).toBe('3');
             const ttl = await admin.pTTL(key!);
             expect(ttl).toBeGreaterThan(55_000);
@@ -457,7 +457,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             expect(await admin.exists(store.keyFor('client', ns))).toBe(0);
           });
 
-          it('a refused consume gives its count back in the same call (INCRBY, PTTL, DECRBY): the count is as before', async () => {
+          it('a refused consume gives its count back in the same call (INCR, PTTL, DECR): the count is as before', async () => {
             const ns = freshNamespace();
             const policy = limits({ limit: 1, windowMs: 60_000 });
             await ask(store, { namespace: ns, limits: policy });
@@ -465,8 +465,20 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             const refused = await ask(store, { namespace: ns, limits: policy });
             expect([refused.allowed, refused.remaining]).toEqual([false, 0]);
             expect(refused.retryAfterMs).toBeGreaterThan(55_000);
-            expect(await commandCalls(admin)).toEqual({ fcall: 1, incrby: 1, pttl: 1, decrby: 1 });
+            expect(await commandCalls(admin)).toEqual({ fcall: 1, incr: 1, pttl: 1, decr: 1 });
             expect(await admin.get(store.keysFor('client', ns, policy)[0]!)).toBe('1');
+          });
+
+          it('a whole cost above 1 takes INCRBY, and DECRBY when refused', async () => {
+            const ns = freshNamespace();
+            const policy = limits({ limit: 5, windowMs: 60_000 });
+            await ask(store, { namespace: ns, limits: policy });
+            await admin.configResetStat();
+            const admitted = await ask(store, { namespace: ns, limits: policy, cost: 3 });
+            const refused = await ask(store, { namespace: ns, limits: policy, cost: 2 });
+            expect([admitted.allowed, admitted.remaining, refused.allowed, refused.remaining]).toEqual([true, 1, false, 1]);
+            expect(await commandCalls(admin)).toEqual({ fcall: 2, incrby: 2, pttl: 2, decrby: 1 });
+            expect(await admin.get(store.keysFor('client', ns, policy)[0]!)).toBe('4');
           });
 
           it('GCRA: the key lives until the TAT; PTTL and SET per admitted consume, PTTL alone for a refusal', async () => {
@@ -645,8 +657,8 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await admin.configResetStat();
           const n = 10;
           await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` })));
-          // The expiry layout (a fixed window): INCRBY, PTTL and PEXPIRE for a new window.
-          expect(await commandCalls(admin)).toEqual({ evalsha: n, incrby: n, pttl: n, pexpire: n });
+          // The expiry layout (a fixed window): INCR, PTTL and PEXPIRE for a new window.
+          expect(await commandCalls(admin)).toEqual({ evalsha: n, incr: n, pttl: n, pexpire: n });
         });
       });
     });
