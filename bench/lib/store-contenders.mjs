@@ -87,6 +87,22 @@ export const VARIANTS = [
     limits: { algorithm: 'fixed-window', limit: LIMIT, windowMs: HOUR_MS },
     prefixPadBytes: 130,
   },
+  {
+    // The store on a client that cannot send FCALL, as on Redis < 7 or where FUNCTION LOAD is refused: the script form.
+    id: 'fixed-window-script',
+    label: 'ratekit fixed-window, script form (EVALSHA)',
+    what: `${LIMITER_CALL}, on a client without FCALL (diagnostic)`,
+    limits: { algorithm: 'fixed-window', limit: LIMIT, windowMs: HOUR_MS },
+    scriptOnly: true,
+  },
+  {
+    id: 'gcra-1ms-script',
+    label: 'ratekit gcra, T = 1 ms, script form (EVALSHA)',
+    what: `${LIMITER_CALL}, on a client without FCALL (diagnostic)`,
+    limits: { algorithm: 'gcra', limit: 3.6e6, windowMs: HOUR_MS },
+    scriptOnly: true,
+    idleKeysExpire: true,
+  },
   { id: 'rlf', label: 'rate-limiter-flexible', what: 'RateLimiterRedis.consume(key) (fixed window)', peer: true, default: true },
   {
     id: 'rlr',
@@ -178,7 +194,7 @@ export async function buildVariant(variantId, clientId, client, prefix) {
     };
     return { decide: (key) => limiter.consume(key).then(() => true, refused) };
   }
-  const store = redisStore({ client, prefix: prefix + 'p'.repeat(variant.prefixPadBytes ?? 0) });
+  const store = redisStore({ client: variant.scriptOnly ? withoutFcall(client) : client, prefix: prefix + 'p'.repeat(variant.prefixPadBytes ?? 0) });
   const limiter = createLimiter({ limits: variant.limits, store });
   if (variant.storeOnly) {
     const limits = limiter.limitsFor();
@@ -187,4 +203,15 @@ export async function buildVariant(variantId, clientId, client, prefix) {
     };
   }
   return { decide: (key) => limiter.consume(key).then((d) => d.allowed) };
+}
+
+/** `client` as the store sees it on a server without functions: no `fcall` (ioredis) or `fCall` (node-redis). */
+function withoutFcall(client) {
+  return new Proxy(client, {
+    get(target, name) {
+      if (name === 'fcall' || name === 'fCall') return undefined;
+      const value = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
 }

@@ -649,6 +649,41 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           }
         });
 
+        it("the script's fast path (consume 1 of one fixed window in the expiry layout) decides as the function does, and only that request", async () => {
+          const scripted = redisStore({ client: scriptOnly(connection.client) });
+          const functions = redisStore({ client: connection.client });
+          const cases: [string, readonly ReturnType<typeof limits>[number][], number[]][] = [
+            // Admitted, refused (its count given back), a new key; costs of 1 only: the fast path.
+            ['one fixed window', limits({ limit: 3, windowMs: 60_000 }), [1, 1, 1, 1, 1]],
+            // Costs other than 1, then a fractional count in the key: the whole code, after the fast path let it through.
+            ['other costs', limits({ limit: 4, windowMs: 60_000 }), [2, 1, 0.5, 1, 1]],
+            // The argument starts as the fast path's does, and another limit follows: the whole code.
+            ['a fixed window and a GCRA', limits({ limit: 3, windowMs: 60_000 }, { algorithm: 'gcra', limit: 2, windowMs: 2_000 }), [1, 1, 1, 1]],
+            // A limit with a block names its algorithm fixed-window/<ms>, and a named one is kept in the hash.
+            ['a block', limits({ limit: 2, windowMs: 60_000, blockDurationMs: 120_000 }), [1, 1, 1, 1]],
+            ['a named limit', limits({ limit: 2, windowMs: 60_000, name: 'plan' }), [1, 1, 1]],
+          ];
+          for (const [label, policy, costs] of cases) {
+            const seen = async (store: RedisStore) => {
+              const ns = freshNamespace();
+              const out: [boolean, number][] = [];
+              for (const cost of costs) {
+                const d = await ask(store, { namespace: ns, limits: policy, cost });
+                out.push([d.allowed, d.remaining]);
+              }
+              return out;
+            };
+            expect([label, await seen(scripted)]).toEqual([label, await seen(functions)]);
+          }
+          // The fast path alone: INCR and PTTL (DECR on a refusal), nothing else read or written.
+          const ns = freshNamespace();
+          const policy = limits({ limit: 1, windowMs: 60_000 });
+          await ask(scripted, { namespace: ns, limits: policy });
+          await admin.configResetStat();
+          expect((await ask(scripted, { namespace: ns, limits: policy })).allowed).toBe(false);
+          expect(await commandCalls(admin)).toEqual({ evalsha: 1, incr: 1, pttl: 1, decr: 1 });
+        });
+
         it('a script-only client still makes exactly one EVALSHA per decision', async () => {
           const store = redisStore({ client: scriptOnly(connection.client) });
           const ns = freshNamespace();

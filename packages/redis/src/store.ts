@@ -322,7 +322,7 @@ function transport(client: unknown): Transport {
  * server or cluster node, a restart, `FUNCTION FLUSH`) FUNCTION LOAD, then
  * FCALL again. For good to the script (EVALSHA) when the server has no
  * functions (Redis < 7), the user may not use them, or FUNCTION LOAD fails
- * for any reason: the script does the same work, a little slower.
+ * for any reason: the script does the same work, slower (packages/redis/README.md).
  */
 function runnerOn(t: Transport): ScriptRunner {
   let functions = t.fcall !== undefined;
