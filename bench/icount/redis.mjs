@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Instructions per decision on the Redis server, under callgrind: a private redis-server runs
-// under valgrind, and this process drives store contenders of the store part
-// (lib/store-contenders.mjs) against it, 50 decisions in flight. For each contender in turn, the
+// under valgrind, and the store part's worker (lib/store-worker.mjs, one process per contender of
+// lib/store-contenders.mjs) makes decisions against it, 50 in flight. For each contender in turn, the
 // server's counters are zeroed (`callgrind_control -z`), N decisions are made, and the counters
 // are dumped (`callgrind_control -d`). It prints, per decision, the median over the windows of:
 //   server: every instruction of the server process (parsing, replies, the script, its calls);
@@ -16,15 +16,16 @@
 //   node bench/icount/redis.mjs node-redis 100000 fixed-window rlf rlr
 //
 // Contenders alternate within each window, so any drift of the server (its Lua heap, its
-// dictionaries) reaches all of them alike. Keys are touched once each before counting.
+// dictionaries) reaches all of them alike. Each touches every key once, then makes N decisions,
+// before any counting. A refused decision (the limit is never meant to be reached) fails the run.
 
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildVariant, connectClient } from '../lib/store-contenders.mjs';
-import { makeKeys } from '../lib/keys.mjs';
+import { fileURLToPath } from 'node:url';
+import { startChild } from '../lib/child.mjs';
 
 const [clientId, keysText, ...variants] = process.argv.slice(2);
 if (variants.length === 0) {
@@ -35,7 +36,8 @@ const DECISIONS = Number(process.env.DECISIONS ?? 20_000);
 const WINDOWS = Number(process.env.WINDOWS ?? 4);
 const IN_FLIGHT = 50;
 const PORT = Number(process.env.PORT ?? 6391);
-const keys = makeKeys(Number(keysText));
+const keyCount = Number(keysText);
+const WORKER = fileURLToPath(new URL('../lib/store-worker.mjs', import.meta.url));
 const outDir = mkdtempSync(join(tmpdir(), 'icount-redis-'));
 
 const server = spawn(
@@ -50,28 +52,6 @@ const server = spawn(
   { stdio: ['ignore', 'ignore', 'inherit'] },
 );
 const serverExit = new Promise((resolve) => server.once('exit', resolve));
-
-/** Makes `count` decisions, `IN_FLIGHT` at a time, over the keys from `start`; resolves with where it stopped. */
-function drive(decide, start, count) {
-  let next = start;
-  let made = 0;
-  return new Promise((resolve, reject) => {
-    let inFlight = 0;
-    const launch = () => {
-      while (inFlight < IN_FLIGHT && made < count) {
-        inFlight++;
-        made++;
-        decide(keys[next]).then(() => {
-          inFlight--;
-          if (made === count && inFlight === 0) resolve(next);
-          else launch();
-        }, reject);
-        if (++next === keys.length) next = 0;
-      }
-    };
-    launch();
-  });
-}
 
 /** Instructions since the last zeroing, from a dump made now: the whole server, and inside script commands. */
 function dumped() {
@@ -101,27 +81,34 @@ async function listening() {
   throw new Error(`redis-server under valgrind did not listen on ${PORT} within 60 s`);
 }
 
+/** `DECISIONS` decisions of one contender's worker, `IN_FLIGHT` at a time; none may be refused. */
+async function count(worker, id) {
+  const { refused } = await worker.request({ cmd: 'count', ops: DECISIONS });
+  if (refused > 0) throw new Error(`${id}: ${refused} decisions refused (the limit is meant never to be reached)`);
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-let connection;
+const workers = [];
 try {
   const url = `redis://127.0.0.1:${PORT}`;
   await listening();
-  connection = await connectClient(clientId, url);
   const contenders = [];
   for (const id of variants) {
-    const { decide } = await buildVariant(id, clientId, connection.client, `ratekit-icount:${id}:`);
-    // Every key once, then as many decisions again, before any counting.
-    const at = await drive(decide, 0, Math.max(keys.length, DECISIONS));
-    contenders.push({ id, decide, at, windows: [] });
+    const worker = startChild(WORKER, { label: `${id} (icount)` });
+    workers.push(worker);
+    const ready = await worker.request({ cmd: 'prepare', client: clientId, variant: id, url, prefix: `ratekit-icount:${id}:`, keyCount, inFlight: IN_FLIGHT, touchInFlight: IN_FLIGHT });
+    if (ready.sanity !== 'ok') throw new Error(`${id}: ${ready.sanity}`);
+    await count(worker, id);
+    contenders.push({ id, worker, windows: [] });
   }
   for (let w = 0; w < WINDOWS; w++) {
     for (const c of contenders) {
       execFileSync('callgrind_control', ['-z', String(server.pid)], { stdio: 'ignore' });
-      c.at = await drive(c.decide, c.at, DECISIONS);
+      await count(c.worker, c.id);
       c.windows.push(dumped());
     }
   }
-  console.log(`${clientId}, ${keys.length} key(s), ${DECISIONS} decisions per window, ${WINDOWS} windows: Redis instructions per decision, median [each window]`);
+  console.log(`${clientId}, ${keyCount} key(s), ${DECISIONS} decisions per window, ${WINDOWS} windows: Redis instructions per decision, median [each window]`);
   for (const c of contenders) {
     const per = (pick) => c.windows.map((x) => Math.round(pick(x) / DECISIONS));
     const all = per((x) => x.all);
@@ -129,7 +116,7 @@ try {
     console.log(`${c.id.padEnd(26)} server ${median(all)} [${all.join(' ')}]  script ${median(script)} [${script.join(' ')}]`);
   }
 } finally {
-  await connection?.close();
+  await Promise.all(workers.map((worker) => worker.close()));
   server.kill('SIGTERM');
   await serverExit;
   if (!process.env.KEEP) rmSync(outDir, { recursive: true, force: true });
