@@ -507,12 +507,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     packLimits = limits;
     packNamespace = namespace;
     packIds = [...ids];
+    const lengths = limits.map((limit) => stateRoom(limit.algorithm));
     packOffsets = [0];
-    for (const limit of limits) packOffsets.push(packOffsets[packOffsets.length - 1]! + stateRoom(limit.algorithm));
+    for (const length of lengths) packOffsets.push(packOffsets[packOffsets.length - 1]! + length);
     packStride = packOffsets[n]!;
     packSlab = new Float64Array(cache.allocated * packStride);
     // Working arrays of each state's length, made from literals so that they all hold unboxed doubles (see workingArrays).
-    const lengths = limits.map((limit) => stateRoom(limit.algorithm));
     packed = {
       offsets: packOffsets,
       code: lengths.reduce((code, length, i) => code | (length << (2 * i)), 0),
