@@ -652,8 +652,8 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
         it("the script's fast path (consume 1 of one fixed window in the expiry layout) decides as the function does, and only that request", async () => {
           const scripted = redisStore({ client: scriptOnly(connection.client) });
           const functions = redisStore({ client: connection.client });
-          const cases: [string, readonly ReturnType<typeof limits>[number][], number[]][] = [
-            // Admitted, refused (its count given back), a new key; costs of 1 only: the fast path.
+          const cases: [string, ReturnType<typeof limits>, number[]][] = [
+            // A new window, admitted to the limit, then refused (its count given back); costs of 1 only: the fast path.
             ['one fixed window', limits({ limit: 3, windowMs: 60_000 }), [1, 1, 1, 1, 1]],
             // Costs other than 1, then a fractional count in the key: the whole code, after the fast path let it through.
             ['other costs', limits({ limit: 4, windowMs: 60_000 }), [2, 1, 0.5, 1, 1]],
