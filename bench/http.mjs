@@ -194,7 +194,7 @@ async function runFramework(fw, schedule, options, random, log) {
     for (const r of fw.rows) judge(r, rows, noiseMicros);
     return {
       noiseMicros,
-      rows: fw.rows.map((r) => ({ id: r.id, limiter: r.limiter, scenario: r.scenario, ours: r.ours, reference: r.reference, ...rows[r.id] })),
+      rows: fw.rows.map((r) => ({ id: r.id, limiter: r.limiter, scenario: r.scenario, ours: r.ours, reference: r.reference, dropInFloor: r.dropInFloor, ...rows[r.id] })),
     };
   } finally {
     await Promise.all([...servers.values()].map((s) => s.close()));
@@ -208,8 +208,7 @@ function judge(r, rows, noiseMicros) {
   if (pass !== undefined) {
     figures.rejectPerPass = figures.ratio.median / pass.ratio.median;
     // Per round: what refusing costs beyond passing, both against their own bare slices.
-    const paired = figures.delta.values.map((v, i) => v - pass.delta.values[i]).filter(Number.isFinite);
-    figures.rejectMinusPassMicros = summary(paired);
+    figures.rejectMinusPassMicros = pairedDelta(figures, pass);
   }
   if (!r.ours) return;
   if (r.scenario === 'pass') {
@@ -281,6 +280,7 @@ export function render(results) {
       "\"ratekit mode\" (express) adds `algorithm: 'fixed-window'`, so the core limiter decides instead of the express-rate-limit counter. " +
       '"no-op" = one empty middleware or hook: the floor any adapter pays for being a layer. ' +
       '"rate-limiter-flexible, minimal" = `RateLimiterMemory` in the minimal middleware its wiki shows (fastify: the same as an `onRequest` hook): key = IP, `consume`, 429 `Too Many Requests` on rejection, with the README\'s three legacy `X-RateLimit-*` headers and `Retry-After` on 429 (no options, validation or IPv6 grouping: the cheapest peer to beat). ' +
+      '"floor of a drop-in" (express) = that middleware plus what express-rate-limit\'s contract adds to every response, which a drop-in must do: `req.rateLimit` with its hidden `current`, and the `Date` header; a reference row, never the peer to beat, that a row above the peer is also read against. ' +
       '"bare, 2nd process" = a second, identical bare server measured as a row: what the schedule itself does to a row (ideally 1×, Δ 0).',
     '',
     'req/s and latency = median over slices; ratio = median over rounds of (req/s ÷ mean of the two adjacent bare slices), [min–max] over rounds; reject ÷ pass = ratio(reject) ÷ ratio(pass); ' +
@@ -337,14 +337,25 @@ function againstPeers(name, fw) {
     const peers = fw.rows.filter((p) => !p.ours && !p.reference && p.scenario === r.scenario && p.delta !== undefined);
     if (peers.length === 0) continue;
     const cheapest = peers.reduce((a, b) => (b.delta.median < a.delta.median ? b : a));
-    const paired = summary(r.delta.values.map((v, i) => v - cheapest.delta.values[i]).filter(Number.isFinite));
+    const paired = pairedDelta(r, cheapest);
     const mark = r.delta.median <= cheapest.delta.median ? '✓' : paired.median <= fw.noiseMicros ? '≈' : '✗';
+    // Above the peer: read against the floor of a drop-in too (the peer plus what the incumbent's contract adds), when the framework has one.
+    const floor = mark === '✓' ? undefined : fw.rows.find((f) => f.dropInFloor === true && f.scenario === r.scenario && f.delta !== undefined);
+    const floorNote =
+      floor === undefined
+        ? ''
+        : `; ${floor.limiter} ${signed(floor.delta.median)}, paired ours − it ${signed(pairedDelta(r, floor).median)}`;
     lines.push(
       `${mark} ${name}, ${r.limiter}, ${r.scenario}: Δ ${signed(r.delta.median)} µs/req against ${cheapest.limiter} ${signed(cheapest.delta.median)}; ` +
-        `paired ours − peer ${signed(paired.median)} [${signed(paired.min, 0)}…${signed(paired.max, 0)}] against noise ${fw.noiseMicros.toFixed(1)}`,
+        `paired ours − peer ${signed(paired.median)} [${signed(paired.min, 0)}…${signed(paired.max, 0)}] against noise ${fw.noiseMicros.toFixed(1)}${floorNote}`,
     );
   }
   return lines;
+}
+
+/** Row `a`'s Δ µs/req minus row `b`'s, per round (each against its own bare slices), summarised over rounds. */
+function pairedDelta(a, b) {
+  return summary(a.delta.values.map((v, i) => v - b.delta.values[i]).filter(Number.isFinite));
 }
 
 function signed(value, digits = 1) {

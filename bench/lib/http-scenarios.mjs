@@ -15,11 +15,15 @@ export const BARE = 'bare';
  * has spent the one allowed request). `ours`: a ratekit row, judged against
  * the targets; `passId`: the pass row a reject row is compared with.
  */
-function row(framework, id, { limiter, scenario = '', script, arg, expect, ours = false, reference = false, passId }) {
-  return { id, framework, limiter, scenario, script: new URL(`${script}.mjs`, SERVERS).pathname, arg, expect, ours, reference, passId };
+function row(framework, id, { limiter, scenario = '', script, arg, expect, ours = false, reference = false, passId, dropInFloor = false }) {
+  return { id, framework, limiter, scenario, script: new URL(`${script}.mjs`, SERVERS).pathname, arg, expect, ours, reference, passId, dropInFloor };
 }
 
-/** Bare, no-op, then pass and reject rows for each limiter `[idPrefix, label, script, argPrefix, ours]`. */
+/**
+ * Bare, no-op, then pass and reject rows for each limiter `[idPrefix, label, script, argPrefix, ours, dropInFloor]`.
+ * `dropInFloor`: a reference row, the cheapest peer plus what the incumbent's contract adds, which our
+ * rows are also read against (not a peer: never the one to beat).
+ */
 function framework(name, limiters) {
   const rows = [
     row(name, BARE, { limiter: 'bare', script: `${name}-bare`, arg: 'bare', expect: 'plain', reference: true }),
@@ -32,9 +36,10 @@ function framework(name, limiters) {
     // adapters must): the floor of a refusal, read beside the minimal pass.
     row(name, 'minimal-reject', { limiter: 'minimal limiter (floor), refusing', scenario: 'reject', script: `${name}-bare`, arg: 'minimal-reject', expect: 'reject', reference: true, passId: 'minimal' }),
   ];
-  for (const [prefix, label, script, argPrefix, ours] of limiters) {
-    rows.push(row(name, `${prefix}-pass`, { limiter: label, scenario: 'pass', script, arg: `${argPrefix}pass`, expect: 'pass', ours }));
-    rows.push(row(name, `${prefix}-reject`, { limiter: label, scenario: 'reject', script, arg: `${argPrefix}reject`, expect: 'reject', ours, passId: `${prefix}-pass` }));
+  for (const [prefix, label, script, argPrefix, ours, dropInFloor = false] of limiters) {
+    const kind = { ours, reference: dropInFloor, dropInFloor };
+    rows.push(row(name, `${prefix}-pass`, { limiter: label, scenario: 'pass', script, arg: `${argPrefix}pass`, expect: 'pass', ...kind }));
+    rows.push(row(name, `${prefix}-reject`, { limiter: label, scenario: 'reject', script, arg: `${argPrefix}reject`, expect: 'reject', passId: `${prefix}-pass`, ...kind }));
   }
   return { name, rows };
 }
@@ -46,6 +51,8 @@ export const FRAMEWORKS = [
     ['ratekit-core', '@ratekit/express, ratekit mode', 'express-ratekit', 'core-', true],
     ['incumbent', 'express-rate-limit', 'express-express-rate-limit', '', false],
     ['rlflex', 'rate-limiter-flexible, minimal middleware', 'express-rate-limiter-flexible', '', false],
+    // What express-rate-limit's contract adds to that middleware (req.rateLimit, the Date header): the floor of a drop-in.
+    ['rlflex-dropin', 'floor of a drop-in: rate-limiter-flexible, minimal, + req.rateLimit and Date', 'express-rate-limiter-flexible', 'dropin-', false, true],
   ]),
   framework('fastify', [
     ['ratekit', '@ratekit/fastify', 'fastify-ratekit', '', true],
