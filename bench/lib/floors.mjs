@@ -2,7 +2,7 @@
 // inline, for the decisions part's floor row and the instruction counts (icount/subject.mjs).
 // Not limiters: no eviction, no options, one fixed limit or policy each.
 
-const NEVER = Number(process.env.LIMIT ?? 1e12);
+const NEVER = 1e12;
 const SECOND_MS = 1_000;
 const HOUR_MS = 3_600_000;
 
