@@ -1,4 +1,5 @@
-// A diagnostic, not a part: one store contender on node-redis, alone in its process, outside the
+// A diagnostic, not a part: one store contender on one client (node-redis unless CLIENT=ioredis or
+// CLIENT=ioredis-ap), alone in its process, outside the
 // store part's harness. After 20,000 sequential decisions (warm-up) it keeps N in flight for 3 s
 // and prints decisions per second, client CPU µs per decision, how busy the process was, the
 // mean latency, the Redis server's CPU µs per decision (INFO cpu; other clients' work counts too)
@@ -6,6 +7,7 @@
 // window on node-redis").
 //
 //   node bench/store-probe.mjs <variant> <keyCount> [inFlight=50]      (REDIS_URL, default redis://127.0.0.1:6379)
+//   CLIENT=ioredis node bench/store-probe.mjs rlf 1
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/store-probe.mjs fixed-window 100000
 
 import { buildVariant, connectClient } from './lib/store-contenders.mjs';
@@ -15,11 +17,12 @@ const K = Number(keysText);
 const FLIGHT = Number(flightText);
 const keys = Array.from({ length: K }, (_, i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`);
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const { client, close } = await connectClient('node-redis', url);
+const clientId = process.env.CLIENT ?? 'node-redis';
+const { client, close } = await connectClient(clientId, url);
 // The server's counters are read on a connection of their own, as the store part reads them.
 const admin = await adminClient(url);
 const prefix = `ratekit-probe:${variant}:`;
-const { decide } = await buildVariant(variant, 'node-redis', client, prefix);
+const { decide } = await buildVariant(variant, clientId, client, prefix);
 for (let j = 0; j < 20000; j++) await decide(keys[j % K]);
 const before = await readCounters(admin);
 let i = 0, done = 0, latSum = 0;
@@ -45,8 +48,11 @@ const { cpuUs: serverUs, reads } = counterDelta(before, await readCounters(admin
 admin.disconnect();
 console.log(variant.padEnd(12), 'per s', (done / el * 1000).toFixed(0), 'cpu µs/dec', ((cpu.user + cpu.system) / done).toFixed(1), 'busy', ((cpu.user + cpu.system) / 1000 / el * 100).toFixed(0) + '%', 'lat ms', (latSum / done).toFixed(3), 'server µs/dec', (serverUs / done).toFixed(1), 'decisions/server read', (done / reads).toFixed(1));
 // Leaves nothing behind on the server.
-for await (const found of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })) {
-  const batch = Array.isArray(found) ? found : [found];
+const found = clientId === 'node-redis'
+  ? client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })
+  : client.scanStream({ match: `${prefix}*`, count: 1_000 });
+for await (const keysFound of found) {
+  const batch = Array.isArray(keysFound) ? keysFound : [keysFound];
   if (batch.length > 0) await client.del(batch);
 }
 await close();
