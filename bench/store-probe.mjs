@@ -1,10 +1,10 @@
-// A diagnostic, not a part: one store contender on one client (node-redis unless CLIENT=ioredis or
-// CLIENT=ioredis-ap), alone in its process, outside the
-// store part's harness. After 20,000 sequential decisions (warm-up) it keeps N in flight for 3 s
-// and prints decisions per second, client CPU µs per decision, how busy the process was, the
-// mean latency, the Redis server's CPU µs per decision (INFO cpu; other clients' work counts too)
-// and decisions per socket read of the server (INFO stats). For checking a store-part result against a plain loop (bench/README.md, "Fixed
-// window on node-redis").
+// A diagnostic, not a part: one store contender on one client (node-redis unless CLIENT=ioredis
+// or CLIENT=ioredis-ap), alone in its process, outside the store part's harness. After 20,000
+// sequential decisions (warm-up) it keeps N in flight for 3 s and prints decisions per second,
+// client CPU µs per decision, how busy the process was, the mean latency, the Redis server's CPU
+// µs per decision (INFO cpu; other clients' work counts too) and decisions per socket read of the
+// server (INFO stats). For checking a store-part result against a plain loop (bench/README.md,
+// "Fixed window on node-redis").
 //
 //   node bench/store-probe.mjs <variant> <keyCount> [inFlight=50]      (REDIS_URL, default redis://127.0.0.1:6379)
 //   CLIENT=ioredis node bench/store-probe.mjs rlf 1
@@ -45,14 +45,10 @@ await new Promise((resolve) => {
 const el = performance.now() - t0;
 const cpu = process.cpuUsage(c0);
 const { cpuUs: serverUs, reads } = counterDelta(before, await readCounters(admin));
-admin.disconnect();
 console.log(variant.padEnd(12), 'per s', (done / el * 1000).toFixed(0), 'cpu µs/dec', ((cpu.user + cpu.system) / done).toFixed(1), 'busy', ((cpu.user + cpu.system) / 1000 / el * 100).toFixed(0) + '%', 'lat ms', (latSum / done).toFixed(3), 'server µs/dec', (serverUs / done).toFixed(1), 'decisions/server read', (done / reads).toFixed(1));
-// Leaves nothing behind on the server.
-const found = clientId === 'node-redis'
-  ? client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1_000 })
-  : client.scanStream({ match: `${prefix}*`, count: 1_000 });
-for await (const keysFound of found) {
-  const batch = Array.isArray(keysFound) ? keysFound : [keysFound];
-  if (batch.length > 0) await client.del(batch);
+// Leaves nothing behind on the server: deleted over the admin connection (ioredis), whichever client was measured.
+for await (const batch of admin.scanStream({ match: `${prefix}*`, count: 1_000 })) {
+  if (batch.length > 0) await admin.del(batch);
 }
+admin.disconnect();
 await close();
