@@ -18,8 +18,8 @@ const SAMPLE_MS = 100;
  * @returns {Promise<{ port: number, url: string, pid: number, usage: () => Promise<number>, close: () => Promise<void> }>}
  *   `usage()`: the server's CPU time so far (user + system), µs
  */
-export async function startServer(script, scenario, { execArgv = [], label = `${script} ${scenario}` } = {}) {
-  const child = startChild(script, { args: [scenario], execArgv, label });
+export async function startServer(script, scenario, { execArgv = [], env, label = `${script} ${scenario}` } = {}) {
+  const child = startChild(script, { args: [scenario], execArgv, env, label });
   try {
     const { port } = await child.request({ cmd: 'listen' });
     return {
