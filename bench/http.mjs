@@ -12,6 +12,7 @@ import { createRequire } from 'node:module';
 import { formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
 import { CONNECTIONS, loadSlice, PIPELINING, probe, startServer } from './lib/http-load.mjs';
 import { BARE, probeProblems, selectRows, sliceProblems } from './lib/http-scenarios.mjs';
+import { scheduleFromEnv } from './lib/options.mjs';
 import { describe, runSandwich } from './lib/sandwich.mjs';
 import { median, seededRandom, summary } from './lib/stats.mjs';
 
@@ -45,19 +46,11 @@ const QUICK = { rounds: 2, sliceMs: 500, warmupMs: 1_000 };
 
 /** The part's own schedule (its slices are seconds of HTTP load, not the decision parts' 250 ms): `BENCH_HTTP_*` or the defaults. */
 export function httpSchedule(options, env = process.env) {
-  const defaults = options.quick ? QUICK : FULL;
-  const read = (name, fallback, min) => {
-    const text = env[name];
-    if (text === undefined || text === '') return fallback;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new Error(`Expected ${name} to be an integer >= ${min}, got ${JSON.stringify(text)}`);
-    return n;
-  };
-  return {
-    rounds: read('BENCH_HTTP_ROUNDS', defaults.rounds, 1),
-    sliceMs: read('BENCH_HTTP_SLICE_MS', defaults.sliceMs, 100),
-    warmupMs: read('BENCH_HTTP_WARMUP_MS', defaults.warmupMs, 0),
-  };
+  return scheduleFromEnv(
+    options.quick ? QUICK : FULL,
+    { rounds: 'BENCH_HTTP_ROUNDS', sliceMs: 'BENCH_HTTP_SLICE_MS', warmupMs: 'BENCH_HTTP_WARMUP_MS' },
+    { min: { rounds: 1, sliceMs: 100 }, env },
+  );
 }
 
 /** The packages the servers load, as resolved from bench/. */

@@ -101,3 +101,37 @@ export function flexibleRedis(settings, client) {
 }
 
 export { TOO_MANY };
+
+/** The parent's side: the app script of a framework (express, fastify, koa). */
+export function appScript(framework) {
+  return new URL(`../http-servers/redis-${framework}.mjs`, import.meta.url).pathname;
+}
+
+/** The parent's side: the environment of an app process (APP_ENV) on top of ours. */
+export function appEnvironment({ redisUrl, limit, windowMs, trustProxy = false }, env = process.env) {
+  return {
+    ...env,
+    [APP_ENV.redisUrl]: redisUrl,
+    [APP_ENV.limit]: String(limit),
+    [APP_ENV.windowMs]: String(windowMs),
+    [APP_ENV.trustProxy]: trustProxy ? '1' : '0',
+  };
+}
+
+/**
+ * Whether the built @ratekit/core takes REFUSAL_CACHE_OFF: a limiter on a shared store built with
+ * it is refused (RateKitOptionError naming the option) by a core that has no refusal cache.
+ * @returns {Promise<{ supported: boolean, option: string, detail: string }>}
+ */
+export async function refusalCacheSupport(loadCore) {
+  const { createLimiter } = await loadCore();
+  const [option] = Object.keys(REFUSAL_CACHE_OFF);
+  const store = { name: 'probe', shared: true, clock: 'caller', evaluate: () => Promise.reject(new Error('unused')), resetKey: async () => {} };
+  try {
+    createLimiter({ limits: { limit: 1, windowMs: 1_000 }, store, ...REFUSAL_CACHE_OFF });
+    return { supported: true, option, detail: `the built core takes \`${option}: false\`` };
+  } catch (error) {
+    if (error?.code === 'ERR_RATEKIT_INVALID_OPTION') return { supported: false, option, detail: `the built core refuses \`${option}\`: ${error.message}` };
+    throw error;
+  }
+}
