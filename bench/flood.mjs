@@ -14,10 +14,11 @@
 import os from 'node:os';
 import { loadCore } from './lib/core.mjs';
 import { formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
-import { CONNECTIONS, loadSlice, probe, startServer } from './lib/http-load.mjs';
+import { CONNECTIONS, probe, startServer } from './lib/http-load.mjs';
 import { scheduleFromEnv } from './lib/options.mjs';
 import { appEnvironment, appScript, refusalCacheSupport } from './lib/redis-apps.mjs';
-import { adminClient, counterDelta, openRedis, readCounters, storeVersions } from './lib/store-redis.mjs';
+import { loadSliceWithRedis, SCRIPT_COMMANDS } from './lib/redis-load.mjs';
+import { adminClient, openRedis, storeVersions } from './lib/store-redis.mjs';
 import { median, seededRandom, shuffled, summary } from './lib/stats.mjs';
 
 /** The issue's targets: script calls beyond the admissions, per refusal period and process; server CPU per refused response ÷ the memory store's. */
@@ -30,9 +31,6 @@ export const WINDOW_MS = 1_000;
 /** Full run: 10 s of flood per limiter and framework, in `rounds` slices. `--quick`: a smoke run. */
 const FULL = { floodMs: 10_000, rounds: 5, warmupMs: 2_000 };
 const QUICK = { floodMs: 1_500, rounds: 2, warmupMs: 400 };
-
-/** The script calls a limiter can make: one is one round trip. */
-const SCRIPT_COMMANDS = ['fcall', 'fcall_ro', 'evalsha', 'evalsha_ro', 'eval', 'eval_ro'];
 
 const FRAMEWORKS = ['express', 'fastify', 'koa'];
 const ADAPTER = { express: '@ratekit/express', fastify: '@ratekit/fastify', koa: '@ratekit/koa' };
@@ -179,44 +177,25 @@ async function runFramework({ framework, rows, schedule, sliceMs, server, admin,
   return { rows: rows.map((r) => out[r.id]), loadAverage: loadavg() };
 }
 
-/** One slice of flood on `server`: loadSlice's figures, and what Redis did meanwhile. */
+/** One slice of flood on `server`, with Redis' counters around it. */
 async function measure(server, admin, ms) {
-  const before = await settledCounters(admin);
-  const slice = await loadSlice(server, ms);
-  const delta = counterDelta(before, await settledCounters(admin));
+  const slice = await loadSliceWithRedis(server, admin, ms);
   const seconds = slice.ms / 1_000;
   const admitted = slice.statusCounts['200'] ?? 0;
-  const scriptCalls = SCRIPT_COMMANDS.reduce((n, name) => n + (delta.commands[name]?.calls ?? 0), 0);
-  const commands = Object.values(delta.commands).reduce((n, c) => n + c.calls, 0);
+  const { scriptCalls, allCommands: commands } = slice.redis;
   return {
     ...slice,
     admitted,
     refused: slice.statusCounts['429'] ?? 0,
     scriptCalls,
     commands,
-    commandsByName: Object.fromEntries(Object.entries(delta.commands).map(([name, c]) => [name, c.calls])),
+    commandsByName: slice.redis.commands,
     scriptCallsPerSecond: scriptCalls / seconds,
     commandsPerSecond: commands / seconds,
     /** Script calls that did not admit a request (each admission is one call), per refusal period of this one process. */
     refusalCallsPerPeriod: (scriptCalls - admitted) / (slice.ms / WINDOW_MS),
-    redisCpuMicrosPerResponse: delta.cpuUs / Math.max(slice.responses, 1),
+    redisCpuMicrosPerResponse: slice.redis.cpuUs / Math.max(slice.responses, 1),
   };
-}
-
-/**
- * Redis' counters once the flooded server has stopped calling it: autocannon leaves requests in
- * flight when a slice ends, and the server still answers them (and calls Redis) after its last
- * response was counted. Without this wait, the next slice's delta would hold that tail.
- */
-async function settledCounters(admin) {
-  let last = await readCounters(admin);
-  for (let i = 0; i < 40; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 25));
-    const now = await readCounters(admin);
-    if (Object.keys(counterDelta(last, now).commands).length === 0) return now;
-    last = now;
-  }
-  return last;
 }
 
 function summarise(r, list, problems) {
