@@ -6,7 +6,7 @@ import { RedisStore } from 'rate-limit-redis';
 import { memoryStore } from '@ratekit/core';
 import { rateLimit } from '@ratekit/express';
 import { redisStore } from '@ratekit/redis';
-import { appSettings, flexibleRedis, REFUSAL_CACHE_OFF, TOO_MANY } from '../lib/redis-apps.mjs';
+import { appSettings, flexibleRedis, TOO_MANY, withoutRefusalCache } from '../lib/redis-apps.mjs';
 import { HELLO, listenNode, serveHttp } from '../lib/http-server.mjs';
 
 serveHttp(async (limiter) => {
@@ -24,7 +24,7 @@ serveHttp(async (limiter) => {
       app.use(rateLimit({ ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }) }));
       break;
     case 'ratekit-redis-nocache':
-      app.use(rateLimit({ ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }), ...REFUSAL_CACHE_OFF }));
+      app.use(rateLimit({ ...ours, store: withoutRefusalCache(redisStore({ client: await s.redis(), prefix: s.prefix })) }));
       break;
     case 'rlflex-redis': {
       const flexible = flexibleRedis(s, await s.redis());

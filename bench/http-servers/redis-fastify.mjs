@@ -6,7 +6,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import { memoryStore } from '@ratekit/core';
 import ratekitFastify from '@ratekit/fastify';
 import { redisStore } from '@ratekit/redis';
-import { appSettings, flexibleRedis, REFUSAL_CACHE_OFF, TOO_MANY } from '../lib/redis-apps.mjs';
+import { appSettings, flexibleRedis, TOO_MANY, withoutRefusalCache } from '../lib/redis-apps.mjs';
 import { HELLO, HOST, serveHttp } from '../lib/http-server.mjs';
 
 serveHttp(async (limiter) => {
@@ -23,7 +23,7 @@ serveHttp(async (limiter) => {
       await app.register(ratekitFastify, { ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }) });
       break;
     case 'ratekit-redis-nocache':
-      await app.register(ratekitFastify, { ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }), ...REFUSAL_CACHE_OFF });
+      await app.register(ratekitFastify, { ...ours, store: withoutRefusalCache(redisStore({ client: await s.redis(), prefix: s.prefix })) });
       break;
     case 'rlflex-redis': {
       const flexible = flexibleRedis(s, await s.redis());

@@ -5,7 +5,7 @@ import koaRatelimit from 'koa-ratelimit';
 import { memoryStore } from '@ratekit/core';
 import { ratelimit } from '@ratekit/koa';
 import { redisStore } from '@ratekit/redis';
-import { appSettings, flexibleRedis, REFUSAL_CACHE_OFF, TOO_MANY } from '../lib/redis-apps.mjs';
+import { appSettings, flexibleRedis, TOO_MANY, withoutRefusalCache } from '../lib/redis-apps.mjs';
 import { HELLO, listenNode, serveHttp } from '../lib/http-server.mjs';
 
 serveHttp(async (limiter) => {
@@ -23,7 +23,7 @@ serveHttp(async (limiter) => {
       app.use(ratelimit({ ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }) }));
       break;
     case 'ratekit-redis-nocache':
-      app.use(ratelimit({ ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }), ...REFUSAL_CACHE_OFF }));
+      app.use(ratelimit({ ...ours, store: withoutRefusalCache(redisStore({ client: await s.redis(), prefix: s.prefix })) }));
       break;
     case 'rlflex-redis': {
       const flexible = flexibleRedis(s, await s.redis());

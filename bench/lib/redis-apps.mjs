@@ -5,7 +5,7 @@
 //   bare                    no limiter
 //   ratekit-memory          our adapter in ratekit mode on core's memory store (the flood's reference refusal)
 //   ratekit-redis           our adapter on @ratekit/redis, default options (the refusal cache, when the build has one)
-//   ratekit-redis-nocache   the same with REFUSAL_CACHE_OFF (fails to build where the option is unknown)
+//   ratekit-redis-nocache   the same with the refusal cache off (withoutRefusalCache)
 //   rlflex-redis            rate-limiter-flexible's RateLimiterRedis, `inMemoryBlockOnConsumed: limit + 1`,
 //                           in its wiki's minimal middleware (lib/http-rlflex.mjs's headers)
 //   incumbent-redis         the framework's incumbent on Redis (express-rate-limit + rate-limit-redis,
@@ -30,12 +30,18 @@ export const APP_ENV = {
   trustProxy: 'BENCH_APP_TRUST_PROXY',
 };
 
-/**
- * The option that turns our in-process refusal cache off (issue 26 §1), passed to the adapters
- * as given. Where the built core or adapter does not know it, they refuse it when the app is
- * built (RateKitOptionError), and the part reports that row as not available.
- */
+/** createLimiter's option that turns our in-process refusal cache off (issue 26 §1). */
 export const REFUSAL_CACHE_OFF = { refusalCache: false };
+
+/**
+ * `store` as a store the core keeps no refusal cache for: the same store, `shared: false` (the core
+ * keeps one only for shared stores). The cache-off row goes through the adapters this way because
+ * they do not all take REFUSAL_CACHE_OFF in ratekit mode (express ignores an unknown option with a
+ * warning, koa refuses it); the flood part checks that every refusal then reaches Redis.
+ */
+export function withoutRefusalCache(store) {
+  return { ...store, shared: false };
+}
 
 /** Every limiter id an app script takes, in table order. */
 export const LIMITERS = ['bare', 'ratekit-memory', 'ratekit-redis', 'ratekit-redis-nocache', 'rlflex-redis', 'incumbent-redis'];
