@@ -29,8 +29,8 @@ export const LIMIT = 10;
 export const WINDOW_MS = 1_000;
 
 /** Full run: 10 s of flood per limiter and framework, in `rounds` slices. `--quick`: a smoke run. */
-const FULL = { floodMs: 10_000, rounds: 5, warmupMs: 2_000 };
-const QUICK = { floodMs: 1_500, rounds: 2, warmupMs: 400 };
+const FULL = { floodMs: 10_000, rounds: 5, warmupMs: 2_000, connections: CONNECTIONS };
+const QUICK = { floodMs: 1_500, rounds: 2, warmupMs: 400, connections: CONNECTIONS };
 
 const FRAMEWORKS = ['express', 'fastify', 'koa'];
 const ADAPTER = { express: '@ratekit/express', fastify: '@ratekit/fastify', koa: '@ratekit/koa' };
@@ -81,8 +81,9 @@ function selectRows(variants, cache) {
 export async function run(options, log) {
   const schedule = scheduleFromEnv(
     options.quick ? QUICK : FULL,
-    { floodMs: 'BENCH_FLOOD_MS', rounds: 'BENCH_FLOOD_ROUNDS', warmupMs: 'BENCH_FLOOD_WARMUP_MS' },
-    { min: { floodMs: 200, rounds: 1 } },
+    // Connections: how many requests the flooding client keeps in flight (1: the floor of the refusal calls per period).
+    { floodMs: 'BENCH_FLOOD_MS', rounds: 'BENCH_FLOOD_ROUNDS', warmupMs: 'BENCH_FLOOD_WARMUP_MS', connections: 'BENCH_FLOOD_CONNECTIONS' },
+    { min: { floodMs: 200, rounds: 1, connections: 1 } },
   );
   const sliceMs = Math.round(schedule.floodMs / schedule.rounds);
   const cache = await refusalCacheSupport(loadCore);
@@ -116,7 +117,6 @@ export async function run(options, log) {
     config: {
       ...schedule,
       sliceMs,
-      connections: CONNECTIONS,
       limit: LIMIT,
       windowMs: WINDOW_MS,
       target: TARGET,
@@ -152,11 +152,11 @@ async function runFramework({ framework, rows, schedule, sliceMs, server, admin,
       if (first.status !== 200 || first.headers['x-ratelimit-limit'] !== String(LIMIT)) problems.get(r.id).push(`probe: ${first.status}, X-RateLimit-Limit ${first.headers['x-ratelimit-limit']}`);
     }
     log(`flood, ${framework}: warming up, ${schedule.warmupMs} ms each`);
-    for (const r of running) if (schedule.warmupMs > 0) await measure(servers.get(r.id), admin, schedule.warmupMs);
+    for (const r of running) if (schedule.warmupMs > 0) await measure(servers.get(r.id), admin, schedule.warmupMs, schedule.connections);
     for (let round = 1; round <= schedule.rounds; round++) {
       log(`flood, ${framework}: round ${round}/${schedule.rounds}, ${sliceMs} ms per limiter`);
       const inRound = new Map();
-      for (const r of shuffled(running, random)) inRound.set(r.id, await measure(servers.get(r.id), admin, sliceMs));
+      for (const r of shuffled(running, random)) inRound.set(r.id, await measure(servers.get(r.id), admin, sliceMs, schedule.connections));
       const memory = inRound.get(MEMORY);
       for (const [id, slice] of inRound) {
         slice.cpuVsMemory = memory === undefined ? Number.NaN : slice.cpuMicrosPerResponse / memory.cpuMicrosPerResponse;
@@ -178,8 +178,8 @@ async function runFramework({ framework, rows, schedule, sliceMs, server, admin,
 }
 
 /** One slice of flood on `server`, with Redis' counters around it. */
-async function measure(server, admin, ms) {
-  const slice = await loadSliceWithRedis(server, admin, ms);
+async function measure(server, admin, ms, connections) {
+  const slice = await loadSliceWithRedis(server, admin, ms, { connections });
   const seconds = slice.ms / 1_000;
   const admitted = slice.statusCounts['200'] ?? 0;
   const { scriptCalls, allCommands: commands } = slice.redis;

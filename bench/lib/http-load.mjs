@@ -51,7 +51,7 @@ export async function probe(url, headers = {}) {
  * `requests` (optional): autocannon's `requests` (e.g. a `setupRequest` that varies a header);
  * `responseTimes` (optional): an array that receives every response's time, ms with a fraction
  * (autocannon's own percentiles are whole milliseconds); `amount` (optional): send that many
- * requests instead of loading for `ms`.
+ * requests instead of loading for `ms`; `connections` (optional): instead of CONNECTIONS.
  *
  * @returns {Promise<object>} `rate` (responses per wall-clock second),
  *   `responses`, `ms`, `cpuMicrosPerResponse` (the server's CPU time per
@@ -59,13 +59,13 @@ export async function probe(url, headers = {}) {
  *   server / by this process), `p50`/`p99` latency (ms), `statusCounts`,
  *   `errors`, `timeouts`
  */
-export async function loadSlice(server, ms, { requests, responseTimes, amount } = {}) {
+export async function loadSlice(server, ms, { requests, responseTimes, amount, connections = CONNECTIONS } = {}) {
   const serverBefore = await server.usage();
   const loadBefore = process.cpuUsage();
   const started = performance.now();
   const instance = autocannon({
     url: server.url,
-    connections: CONNECTIONS,
+    connections,
     pipelining: PIPELINING,
     ...(amount === undefined ? { duration: ms / 1_000 } : { amount }),
     sampleInt: SAMPLE_MS,

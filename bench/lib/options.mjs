@@ -43,10 +43,12 @@ export const USAGE = `Usage: node bench/run.mjs [options]   (pnpm bench [options
                          default ${DEFAULT_PARTS.join(', ')} (layers: where a decision's time goes, on request)
                          flood: one key far over its limit through express, fastify and koa on Redis: Redis
                            commands per refusal period and server CPU per refusal (env BENCH_FLOOD_MS, default
-                           10000 per limiter and framework, quick 1500; BENCH_FLOOD_ROUNDS 5; BENCH_FLOOD_WARMUP_MS 2000)
+                           10000 per limiter and framework, quick 1500; BENCH_FLOOD_ROUNDS 5; BENCH_FLOOD_WARMUP_MS 2000;
+                           BENCH_FLOOD_CONNECTIONS 50, the requests in flight)
                          fleet: 4 app processes (node:cluster) on one Redis, 10k client keys: p50/p99 latency added
                            over the bare cluster and Redis CPU per request, against the peers (env BENCH_FLEET_ROUNDS,
-                           BENCH_FLEET_SLICE_MS, BENCH_FLEET_WARMUP_MS, BENCH_FLEET_WORKERS, BENCH_FLEET_KEYS)
+                           default 3; BENCH_FLEET_SLICE_MS 4000; BENCH_FLEET_WARMUP_MS 2000; BENCH_FLEET_WORKERS 4;
+                           BENCH_FLEET_KEYS 10000, quick 2000)
   --variants=<id>[,<id>] run some variants of each part (baselines always run); flood and fleet: a framework
                          (koa), a row (rlflex-redis, incumbent-redis: flood's on-request row) or koa/<row>
   --rounds=<n>           sandwich rounds (env BENCH_ROUNDS; default ${FULL.rounds}, quick ${QUICK.rounds})
