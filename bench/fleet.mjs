@@ -6,7 +6,7 @@
 // its Redis store, and rate-limiter-flexible's RateLimiterRedis middleware.
 // This process loads one app at a time with autocannon (50 connections), each
 // request from one of KEYS client addresses in turn (X-Forwarded-For; every app
-// trusts one proxy hop, so each limiter keys by that address its own default
+// trusts 127.0.0.1 as its proxy, so each limiter keys by that address its own default
 // way). The limit is never reached: every request is a passing decision.
 // Sandwich rounds against the bare app (lib/sandwich.mjs): added latency =
 // a row's p50 / p99 − the mean of the two bare slices around it. Redis CPU
@@ -317,7 +317,7 @@ export function render(results) {
     `## Fleet: ${config.workers} app processes on one Redis, ${config.keys.toLocaleString('en')} clients (Redis ${config.server.version}${config.server.own ? ', private server' : ', REDIS_URL: other clients would count too'})`,
     '',
     `Each row is one app: a node:cluster primary and ${config.workers} workers on one port (connections handed out round-robin), each worker with its own ioredis connection, all on one Redis. ` +
-      `This process loads one app at a time with autocannon, ${config.connections} connections, each request from the next of ${config.keys.toLocaleString('en')} client addresses in turn (X-Forwarded-For; every app trusts one proxy hop, and each limiter keys by client IP its own default way). ` +
+      `This process loads one app at a time with autocannon, ${config.connections} connections, each request from the next of ${config.keys.toLocaleString('en')} client addresses in turn (X-Forwarded-For; every app trusts 127.0.0.1 as its proxy, and each limiter keys by client IP its own default way). ` +
       `Limit ${config.limit.toExponential()} per hour, fixed window: never reached, every request passes and writes. ` +
       `Each app gets one request from every client, then ${config.warmupMs} ms of load as warm-up (discarded), then ${config.rounds} sandwich rounds of ${config.sliceMs} ms slices: the bare app before and after every other row, shuffled order (seed ${config.seed}).`,
     '',

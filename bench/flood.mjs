@@ -50,7 +50,7 @@ function rowsOf(framework, cache) {
       role: 'ours',
       default: true,
     },
-    { id: 'ratekit-redis-nocache', limiter: `${ADAPTER[framework]}, Redis, refusal cache off (store passed as \`shared: false\`)`, role: 'ours-nocache', default: true, skip: cache.supported ? undefined : cache.detail },
+    { id: 'ratekit-redis-nocache', limiter: `${ADAPTER[framework]}, Redis, refusal cache off (store passed as \`shared: false\`)`, role: 'ours-nocache', default: true, skip: cache.supported ? undefined : `this build has no refusal cache (the core refuses \`${cache.option}\`)` },
     { id: 'rlflex-redis', limiter: `rate-limiter-flexible RateLimiterRedis, inMemoryBlockOnConsumed ${LIMIT + 1}`, role: 'peer', default: true },
     { id: 'incumbent-redis', limiter: INCUMBENT[framework], role: 'incumbent', default: false },
   ];

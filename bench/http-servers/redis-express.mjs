@@ -12,7 +12,7 @@ import { HELLO, listenNode, serveHttp } from '../lib/http-server.mjs';
 serveHttp(async (limiter) => {
   const s = appSettings(limiter);
   const app = express();
-  if (s.trustProxy) app.set('trust proxy', 1);
+  if (s.trustProxy) app.set('trust proxy', 'loopback'); // the load generator, as the one proxy hop
   const ours = { windowMs: s.windowMs, limit: s.limit, algorithm: 'fixed-window' };
   switch (limiter) {
     case 'bare':

@@ -11,7 +11,7 @@ import { HELLO, HOST, serveHttp } from '../lib/http-server.mjs';
 
 serveHttp(async (limiter) => {
   const s = appSettings(limiter);
-  const app = Fastify({ trustProxy: s.trustProxy ? 1 : false });
+  const app = Fastify({ trustProxy: s.trustProxy ? '127.0.0.1' : false }); // the load generator, as the one proxy hop
   const ours = { max: s.limit, timeWindow: s.windowMs, algorithm: 'fixed-window' };
   switch (limiter) {
     case 'bare':

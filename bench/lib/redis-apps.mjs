@@ -13,7 +13,7 @@
 //
 // The rest comes from the environment the parent sets (APP_ENV): the Redis
 // URL, the limit and window (a fixed window everywhere, the one algorithm
-// every contender has), and whether the app trusts one proxy hop, so that
+// every contender has), and whether the app trusts the loopback address as its proxy, so that
 // the fleet part's X-Forwarded-For addresses become the client keys.
 // Every limiter keys by client IP, its own default way; each app writes
 // under its own prefix, `bench:<limiter>:`.
