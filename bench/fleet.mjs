@@ -13,18 +13,17 @@
 // per request from INFO cpu deltas around every slice.
 // Method and how to read the table: bench/notes/attack-and-fleet.md.
 
-import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startChild } from './lib/child.mjs';
-import { formatRate, formatRatio, renderTable } from './lib/format.mjs';
+import { formatFixed, formatRate, formatRatio, formatSigned, renderTable } from './lib/format.mjs';
 import { CONNECTIONS, probe } from './lib/http-load.mjs';
 import { HOST } from './lib/http-server.mjs';
 import { scheduleFromEnv } from './lib/options.mjs';
 import { appEnvironment, appScript } from './lib/redis-apps.mjs';
-import { loadSliceWithRedis } from './lib/redis-load.mjs';
+import { eachFrameworkOnRedis, loadAverageNow, loadSliceWithRedis } from './lib/redis-load.mjs';
 import { describe, runSandwich } from './lib/sandwich.mjs';
 import { median, seededRandom, summary } from './lib/stats.mjs';
-import { adminClient, inspectKeys, openRedis, storeVersions } from './lib/store-redis.mjs';
+import { inspectKeys, storeVersions } from './lib/store-redis.mjs';
 
 const CLUSTER = fileURLToPath(new URL('./lib/fleet-cluster.mjs', import.meta.url));
 
@@ -108,34 +107,13 @@ export async function run(options, log) {
   );
   const chosen = selectRows(options.variants);
   if (chosen.length === 0) throw new Error(`--variants=${options.variants?.join(',')} names no fleet row`);
-  let server;
-  try {
-    server = await openRedis();
-  } catch (error) {
-    const skipped = `skipped: no Redis (${error.message.split('\n')[0]})`;
-    log(`fleet: ${skipped}`);
-    return { skipped };
-  }
-  const loadAverage = { start: loadavg() };
-  log(`fleet: ${server.own ? 'started redis-server' : 'REDIS_URL'} ${server.url} (Redis ${server.version}); load ${loadAverage.start.join(' ')}`);
-  const admin = await adminClient(server.url);
   const random = seededRandom(options.seed);
-  const frameworks = {};
-  try {
-    for (const { framework, rows } of chosen) {
-      if (server.own) await admin.flushall();
-      frameworks[framework] = await runFramework({ framework, rows, schedule, server, admin, random, log });
-    }
-  } finally {
-    admin.disconnect();
-    await server.stop();
-  }
-  loadAverage.end = loadavg();
-  log(`fleet: load ${loadAverage.end.join(' ')}`);
+  const ran = await eachFrameworkOnRedis('fleet', chosen, log, (on) => runFramework({ ...on, schedule, random, log }));
+  if (ran.skipped) return ran;
   return {
-    config: { ...schedule, connections: CONNECTIONS, limit: LIMIT, windowMs: WINDOW_MS, target: TARGET, seed: options.seed, server: { own: server.own, version: server.version }, versions: storeVersions() },
-    loadAverage,
-    frameworks,
+    config: { ...schedule, connections: CONNECTIONS, limit: LIMIT, windowMs: WINDOW_MS, target: TARGET, seed: options.seed, server: ran.server, versions: storeVersions() },
+    loadAverage: ran.loadAverage,
+    frameworks: ran.frameworks,
   };
 }
 
@@ -242,7 +220,7 @@ async function runFramework({ framework, rows, schedule, server, admin, random, 
       };
     });
     judge(out);
-    return { rows: out, loadAverage: loadavg() };
+    return { rows: out, loadAverage: loadAverageNow() };
   } finally {
     await Promise.all([...apps.values()].map((app) => app.close()));
   }
@@ -279,19 +257,19 @@ export function render(results) {
         r.sanity,
         formatRate(r.rate),
         r.id === BARE ? '1 (ref)' : formatRatio(r.ratio),
-        `${fmt(r.p50, 2)} / ${fmt(r.p99, 2)}`,
-        r.added === undefined ? '' : `${signed(r.added.p50.median)} [${signed(r.added.p50.min)}…${signed(r.added.p50.max)}]`,
-        r.added === undefined ? '' : `${signed(r.added.p99.median)} [${signed(r.added.p99.min)}…${signed(r.added.p99.max)}]${r.target ? (r.target.p99 ? ' ✓' : ' ✗') : ''}`,
-        `${fmt(r.redisCpuMicrosPerRequest, 2)}${r.target ? (r.target.redisCpu ? ' ✓' : ' ✗') : ''}`,
-        `${fmt(r.scriptCallsPerRequest, 2)} / ${fmt(r.commandsPerRequest, 2)}`,
-        fmt(r.appCpuMicrosPerRequest, 1),
+        `${formatFixed(r.p50, 2)} / ${formatFixed(r.p99, 2)}`,
+        r.added === undefined ? '' : `${formatSigned(r.added.p50.median, 2)} [${formatSigned(r.added.p50.min, 2)}…${formatSigned(r.added.p50.max, 2)}]`,
+        r.added === undefined ? '' : `${formatSigned(r.added.p99.median, 2)} [${formatSigned(r.added.p99.min, 2)}…${formatSigned(r.added.p99.max, 2)}]${r.target ? (r.target.p99 ? ' ✓' : ' ✗') : ''}`,
+        `${formatFixed(r.redisCpuMicrosPerRequest, 2)}${r.target ? (r.target.redisCpu ? ' ✓' : ' ✗') : ''}`,
+        `${formatFixed(r.scriptCallsPerRequest, 2)} / ${formatFixed(r.commandsPerRequest, 2)}`,
+        formatFixed(r.appCpuMicrosPerRequest, 1),
       ]);
       if (r.target) {
         const p = byId.get(r.target.p99Peer);
         const c = byId.get(r.target.redisCpuPeer);
         verdicts.push(
-          `${r.target.p99 ? '✓' : '✗'} ${framework}: p99 added ${signed(r.added.p99.median)} ms against the best peer's ${signed(p.added.p99.median)} ms (${p.limiter})`,
-          `${r.target.redisCpu ? '✓' : '✗'} ${framework}: Redis CPU ${fmt(r.redisCpuMicrosPerRequest, 2)} µs per request against the best peer's ${fmt(c.redisCpuMicrosPerRequest, 2)} µs (${c.limiter})`,
+          `${r.target.p99 ? '✓' : '✗'} ${framework}: p99 added ${formatSigned(r.added.p99.median, 2)} ms against the best peer's ${formatSigned(p.added.p99.median, 2)} ms (${p.limiter})`,
+          `${r.target.redisCpu ? '✓' : '✗'} ${framework}: Redis CPU ${formatFixed(r.redisCpuMicrosPerRequest, 2)} µs per request against the best peer's ${formatFixed(c.redisCpuMicrosPerRequest, 2)} µs (${c.limiter})`,
         );
       }
     }
@@ -342,18 +320,4 @@ function percentile(values, q) {
   if (values.length === 0) return Number.NaN;
   const sorted = Float64Array.from(values).sort();
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
-}
-
-function loadavg() {
-  return os.loadavg().map((n) => Number(n.toFixed(2)));
-}
-
-function fmt(value, digits) {
-  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
-}
-
-function signed(value, digits = 2) {
-  if (!Number.isFinite(value)) return 'n/a';
-  const text = value.toFixed(digits);
-  return value >= 0 && !text.startsWith('-') ? `+${text}` : text;
 }

@@ -11,14 +11,13 @@
 // cpu, so commands and CPU belong to the one server being flooded.
 // Method and how to read the table: bench/notes/attack-and-fleet.md.
 
-import os from 'node:os';
 import { loadCore } from './lib/core.mjs';
-import { formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
+import { formatFixed, formatMs, formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
 import { CONNECTIONS, probe, startServer } from './lib/http-load.mjs';
 import { scheduleFromEnv } from './lib/options.mjs';
 import { appEnvironment, appScript, refusalCacheSupport } from './lib/redis-apps.mjs';
-import { loadSliceWithRedis, SCRIPT_COMMANDS } from './lib/redis-load.mjs';
-import { adminClient, openRedis, storeVersions } from './lib/store-redis.mjs';
+import { eachFrameworkOnRedis, loadAverageNow, loadSliceWithRedis, SCRIPT_COMMANDS } from './lib/redis-load.mjs';
+import { storeVersions } from './lib/store-redis.mjs';
 import { median, seededRandom, shuffled, summary } from './lib/stats.mjs';
 
 /** The issue's targets: script calls beyond the admissions, per refusal period and process; server CPU per refused response ÷ the memory store's. */
@@ -89,44 +88,13 @@ export async function run(options, log) {
   const cache = await refusalCacheSupport(loadCore);
   const chosen = selectRows(options.variants, cache);
   if (chosen.length === 0) throw new Error(`--variants=${options.variants?.join(',')} names no flood row`);
-  let server;
-  try {
-    server = await openRedis();
-  } catch (error) {
-    const skipped = `skipped: no Redis (${error.message.split('\n')[0]})`;
-    log(`flood: ${skipped}`);
-    return { skipped };
-  }
-  const loadAverage = { start: loadavg() };
-  log(`flood: ${server.own ? 'started redis-server' : 'REDIS_URL'} ${server.url} (Redis ${server.version}); ${cache.detail}; load ${loadAverage.start.join(' ')}`);
-  const admin = await adminClient(server.url);
   const random = seededRandom(options.seed);
-  const frameworks = {};
-  try {
-    for (const { framework, rows } of chosen) {
-      if (server.own) await admin.flushall();
-      frameworks[framework] = await runFramework({ framework, rows, schedule, sliceMs, server, admin, random, log });
-    }
-  } finally {
-    admin.disconnect();
-    await server.stop();
-  }
-  loadAverage.end = loadavg();
-  log(`flood: load ${loadAverage.end.join(' ')}`);
+  const ran = await eachFrameworkOnRedis('flood', chosen, log, (on) => runFramework({ ...on, schedule, sliceMs, random, log }), cache.detail);
+  if (ran.skipped) return ran;
   return {
-    config: {
-      ...schedule,
-      sliceMs,
-      limit: LIMIT,
-      windowMs: WINDOW_MS,
-      target: TARGET,
-      refusalCache: cache,
-      seed: options.seed,
-      server: { own: server.own, version: server.version },
-      versions: storeVersions(),
-    },
-    loadAverage,
-    frameworks,
+    config: { ...schedule, sliceMs, limit: LIMIT, windowMs: WINDOW_MS, target: TARGET, refusalCache: cache, seed: options.seed, server: ran.server, versions: storeVersions() },
+    loadAverage: ran.loadAverage,
+    frameworks: ran.frameworks,
   };
 }
 
@@ -174,7 +142,7 @@ async function runFramework({ framework, rows, schedule, sliceMs, server, admin,
     await Promise.all([...servers.values()].map((s) => s.close()));
   }
   judge(out);
-  return { rows: rows.map((r) => out[r.id]), loadAverage: loadavg() };
+  return { rows: rows.map((r) => out[r.id]), loadAverage: loadAverageNow() };
 }
 
 /** One slice of flood on `server`, with Redis' counters around it. */
@@ -268,18 +236,18 @@ export function render(results) {
         r.sanity,
         formatRate(r.rate),
         formatPercent(r.refused / r.responses),
-        `${fmt(r.scriptCallsPerSecond, 1)} (${scriptNames(r)})`,
-        fmt(r.commandsPerSecond, 1),
-        r.refusalCallsPerPeriod === undefined ? '' : `${fmt(r.refusalCallsPerPeriod, 2)}${r.target ? (r.target.refusalCalls ? ' ✓' : ' ✗') : ''}`,
-        fmt(r.cpuMicrosPerResponse, 1),
+        `${formatFixed(r.scriptCallsPerSecond, 1)} (${scriptNames(r)})`,
+        formatFixed(r.commandsPerSecond, 1),
+        r.refusalCallsPerPeriod === undefined ? '' : `${formatFixed(r.refusalCallsPerPeriod, 2)}${r.target ? (r.target.refusalCalls ? ' ✓' : ' ✗') : ''}`,
+        formatFixed(r.cpuMicrosPerResponse, 1),
         r.cpuVsMemory === undefined ? '1 (ref)' : `${formatRatio(r.cpuVsMemory)}${r.target ? (r.target.cpu ? ' ✓' : ' ✗') : ''}`,
-        fmt(r.redisCpuMicrosPerResponse, 2),
-        `${fmtMs(r.latency.p50)} / ${fmtMs(r.latency.p99)}`,
+        formatFixed(r.redisCpuMicrosPerResponse, 2),
+        `${formatMs(r.latency.p50)} / ${formatMs(r.latency.p99)}`,
       ]);
       if (r.target) {
         verdicts.push(
-          `${r.target.refusalCalls ? '✓' : '✗'} ${framework}: ${fmt(r.refusalCallsPerPeriod, 2)} script calls beyond the admissions per refusal period (target ≤ ${config.target.refusalCallsPerPeriod}); ` +
-            `rate-limiter-flexible ${fmt(fw.rows.find((p) => p.id === 'rlflex-redis' && !p.skipped)?.refusalCallsPerPeriod, 2)}`,
+          `${r.target.refusalCalls ? '✓' : '✗'} ${framework}: ${formatFixed(r.refusalCallsPerPeriod, 2)} script calls beyond the admissions per refusal period (target ≤ ${config.target.refusalCallsPerPeriod}); ` +
+            `rate-limiter-flexible ${formatFixed(fw.rows.find((p) => p.id === 'rlflex-redis' && !p.skipped)?.refusalCallsPerPeriod, 2)}`,
           `${r.target.cpu ? '✓' : '✗'} ${framework}: server CPU per response on Redis ${formatRatio(r.cpuVsMemory)} of the memory store's (target ≤ ${config.target.cpuVsMemory}×)`,
         );
       }
@@ -332,16 +300,4 @@ export function render(results) {
 function scriptNames(r) {
   const names = Object.entries(r.commandsPerSecondByName).filter(([name]) => SCRIPT_COMMANDS.includes(name));
   return names.length === 0 ? 'none' : names.map(([name]) => name).join(' + ');
-}
-
-function loadavg() {
-  return os.loadavg().map((n) => Number(n.toFixed(2)));
-}
-
-function fmt(value, digits) {
-  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
-}
-
-function fmtMs(value) {
-  return Number.isFinite(value) ? String(Math.round(value)) : 'n/a';
 }
