@@ -9,9 +9,10 @@
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
+import { formatMs, formatPercent, formatRate, formatRatio, formatSigned, renderTable } from './lib/format.mjs';
 import { CONNECTIONS, loadSlice, PIPELINING, probe, startServer } from './lib/http-load.mjs';
 import { BARE, probeProblems, selectRows, sliceProblems } from './lib/http-scenarios.mjs';
+import { scheduleFromEnv } from './lib/options.mjs';
 import { describe, runSandwich } from './lib/sandwich.mjs';
 import { median, seededRandom, summary } from './lib/stats.mjs';
 
@@ -45,19 +46,11 @@ const QUICK = { rounds: 2, sliceMs: 500, warmupMs: 1_000 };
 
 /** The part's own schedule (its slices are seconds of HTTP load, not the decision parts' 250 ms): `BENCH_HTTP_*` or the defaults. */
 export function httpSchedule(options, env = process.env) {
-  const defaults = options.quick ? QUICK : FULL;
-  const read = (name, fallback, min) => {
-    const text = env[name];
-    if (text === undefined || text === '') return fallback;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < min) throw new Error(`Expected ${name} to be an integer >= ${min}, got ${JSON.stringify(text)}`);
-    return n;
-  };
-  return {
-    rounds: read('BENCH_HTTP_ROUNDS', defaults.rounds, 1),
-    sliceMs: read('BENCH_HTTP_SLICE_MS', defaults.sliceMs, 100),
-    warmupMs: read('BENCH_HTTP_WARMUP_MS', defaults.warmupMs, 0),
-  };
+  return scheduleFromEnv(
+    options.quick ? QUICK : FULL,
+    { rounds: 'BENCH_HTTP_ROUNDS', sliceMs: 'BENCH_HTTP_SLICE_MS', warmupMs: 'BENCH_HTTP_WARMUP_MS' },
+    { min: { rounds: 1, sliceMs: 100 }, env },
+  );
 }
 
 /** The packages the servers load, as resolved from bench/. */
@@ -238,8 +231,8 @@ export function render(results) {
         r.id === BARE ? '1 (ref)' : formatRatio(r.ratio),
         r.rejectPerPass === undefined ? '' : `${r.rejectPerPass.toFixed(3)}×`,
         r.cpuMicrosPerResponse.toFixed(1),
-        r.delta === undefined ? '' : `${signed(r.delta.median)} [${signed(r.delta.min, 0)}…${signed(r.delta.max, 0)}] (${r.delta.ratio.toFixed(3)}×)`,
-        `${fmtMs(r.latency.p50)} / ${fmtMs(r.latency.p99)}`,
+        r.delta === undefined ? '' : `${formatSigned(r.delta.median)} [${formatSigned(r.delta.min, 0)}…${formatSigned(r.delta.max, 0)}] (${r.delta.ratio.toFixed(3)}×)`,
+        `${formatMs(r.latency.p50)} / ${formatMs(r.latency.p99)}`,
         formatPercent(r.share429),
         `${formatPercent(r.cpuShare.server)} / ${formatPercent(r.cpuShare.load)}`,
         String(r.errors),
@@ -314,14 +307,14 @@ function verdict(name, r, byId, noiseMicros) {
   const mark = r.target.pass ? '✓' : '✗';
   if (r.target.kind === 'pass') {
     const twin = byId.get('bare2');
-    const offset = twin === undefined ? '' : `; the bare server's twin measures ${formatRatio(twin.ratio)}, Δ ${signed(twin.delta.median)} µs/req`;
-    return `${mark} ${name}, ${r.limiter}, pass: ${formatRatio(r.ratio)} of bare (Δ ${signed(r.delta.median)} µs/req${offset})`;
+    const offset = twin === undefined ? '' : `; the bare server's twin measures ${formatRatio(twin.ratio)}, Δ ${formatSigned(twin.delta.median)} µs/req`;
+    return `${mark} ${name}, ${r.limiter}, pass: ${formatRatio(r.ratio)} of bare (Δ ${formatSigned(r.delta.median)} µs/req${offset})`;
   }
   const pass = byId.get(r.id.replace(/-reject$/, '-pass'));
   const d = r.rejectMinusPassMicros;
   return (
     `${mark} ${name}, ${r.limiter}, reject: ${r.rejectPerPass.toFixed(3)}× of pass by req/s${r.target.byRate ? ' ✓' : ''}; ` +
-    `Δ µs/req reject ${signed(r.delta.median)} vs pass ${signed(pass.delta.median)}, paired reject − pass ${signed(d.median)} [${signed(d.min, 0)}…${signed(d.max, 0)}] ` +
+    `Δ µs/req reject ${formatSigned(r.delta.median)} vs pass ${formatSigned(pass.delta.median)}, paired reject − pass ${formatSigned(d.median)} [${formatSigned(d.min, 0)}…${formatSigned(d.max, 0)}] ` +
     `against noise ${noiseMicros.toFixed(1)}${r.target.byCpu ? ' ✓' : ''}`
   );
 }
@@ -344,10 +337,10 @@ function againstPeers(name, fw) {
     const floorNote =
       floor === undefined
         ? ''
-        : `; ${floor.limiter} ${signed(floor.delta.median)}, paired ours − it ${signed(pairedDelta(r, floor).median)}`;
+        : `; ${floor.limiter} ${formatSigned(floor.delta.median)}, paired ours − it ${formatSigned(pairedDelta(r, floor).median)}`;
     lines.push(
-      `${mark} ${name}, ${r.limiter}, ${r.scenario}: Δ ${signed(r.delta.median)} µs/req against ${cheapest.limiter} ${signed(cheapest.delta.median)}; ` +
-        `paired ours − peer ${signed(paired.median)} [${signed(paired.min, 0)}…${signed(paired.max, 0)}] against noise ${fw.noiseMicros.toFixed(1)}${floorNote}`,
+      `${mark} ${name}, ${r.limiter}, ${r.scenario}: Δ ${formatSigned(r.delta.median)} µs/req against ${cheapest.limiter} ${formatSigned(cheapest.delta.median)}; ` +
+        `paired ours − peer ${formatSigned(paired.median)} [${formatSigned(paired.min, 0)}…${formatSigned(paired.max, 0)}] against noise ${fw.noiseMicros.toFixed(1)}${floorNote}`,
     );
   }
   return lines;
@@ -356,16 +349,6 @@ function againstPeers(name, fw) {
 /** Row `a`'s Δ µs/req minus row `b`'s, per round (each against its own bare slices), summarised over rounds. */
 function pairedDelta(a, b) {
   return summary(a.delta.values.map((v, i) => v - b.delta.values[i]).filter(Number.isFinite));
-}
-
-function signed(value, digits = 1) {
-  if (!Number.isFinite(value)) return 'n/a';
-  const text = value.toFixed(digits);
-  return value >= 0 && !text.startsWith('-') ? `+${text}` : text;
-}
-
-function fmtMs(value) {
-  return Number.isFinite(value) ? String(Math.round(value)) : 'n/a';
 }
 
 function fmtSeconds(ms) {

@@ -8,14 +8,14 @@ import { fork } from 'node:child_process';
  * Forks `modulePath` with an IPC channel. The child's stdout and stderr go to
  * our stderr, so `--json` output on stdout stays clean. `execPath` runs it
  * under another program (`valgrind`, for bench/icount/http.mjs), which then
- * takes `execArgv` and must start Node itself.
+ * takes `execArgv` and must start Node itself. `env`: the child's environment (default ours).
  *
  * @returns {{ request: (message: object) => Promise<object>, close: () => Promise<void>, pid: number }}
  *   `request` sends one message and resolves with the child's next reply; a
  *   reply `{ type: 'error', message }`, or the child exiting, rejects it.
  */
-export function startChild(modulePath, { args = [], execArgv = [], execPath = process.execPath, label = modulePath } = {}) {
-  const child = fork(modulePath, args, { execPath, execArgv, stdio: ['ignore', process.stderr, process.stderr, 'ipc'], serialization: 'json' });
+export function startChild(modulePath, { args = [], execArgv = [], execPath = process.execPath, env = process.env, label = modulePath } = {}) {
+  const child = fork(modulePath, args, { execPath, execArgv, env, stdio: ['ignore', process.stderr, process.stderr, 'ipc'], serialization: 'json' });
   let pending;
   let exited = false;
   const exitedPromise = new Promise((resolve) => child.once('exit', resolve));

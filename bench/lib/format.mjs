@@ -44,3 +44,20 @@ export function renderTable(columns, rows) {
 function width(text) {
   return [...text].length;
 }
+
+/** `value` with `digits` decimals, or 'n/a' when it is not a finite number. */
+export function formatFixed(value, digits) {
+  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
+}
+
+/** 3.14 → '+3.1', -2 → '-2.0', 0 → '+0.0': a difference, always with its sign. */
+export function formatSigned(value, digits = 1) {
+  if (!Number.isFinite(value)) return 'n/a';
+  const text = value.toFixed(digits);
+  return value >= 0 && !text.startsWith('-') ? `+${text}` : text;
+}
+
+/** Whole milliseconds, or 'n/a'. */
+export function formatMs(value) {
+  return Number.isFinite(value) ? String(Math.round(value)) : 'n/a';
+}

@@ -18,8 +18,8 @@ const SAMPLE_MS = 100;
  * @returns {Promise<{ port: number, url: string, pid: number, usage: () => Promise<number>, close: () => Promise<void> }>}
  *   `usage()`: the server's CPU time so far (user + system), µs
  */
-export async function startServer(script, scenario, { execArgv = [], label = `${script} ${scenario}` } = {}) {
-  const child = startChild(script, { args: [scenario], execArgv, label });
+export async function startServer(script, scenario, { execArgv = [], env, label = `${script} ${scenario}` } = {}) {
+  const child = startChild(script, { args: [scenario], execArgv, env, label });
   try {
     const { port } = await child.request({ cmd: 'listen' });
     return {
@@ -36,11 +36,11 @@ export async function startServer(script, scenario, { execArgv = [], label = `${
 }
 
 /**
- * One request with `fetch`, before any load: what a client sees.
+ * One request with `fetch`, before any load: what a client sees (`headers`: added to the request).
  * @returns {Promise<{ status: number, body: string, headers: Record<string, string> }>}
  */
-export async function probe(url) {
-  const response = await fetch(url, { headers: { connection: 'close' } });
+export async function probe(url, headers = {}) {
+  const response = await fetch(url, { headers: { ...headers, connection: 'close' } });
   const body = await response.text();
   return { status: response.status, body, headers: Object.fromEntries(response.headers) };
 }
@@ -48,23 +48,31 @@ export async function probe(url) {
 /**
  * Loads one server for `ms` with autocannon and measures both sides.
  *
+ * `requests` (optional): autocannon's `requests` (e.g. a `setupRequest` that varies a header);
+ * `responseTimes` (optional): an array that receives every response's time, ms with a fraction
+ * (autocannon's own percentiles are whole milliseconds); `amount` (optional): send that many
+ * requests instead of loading for `ms`; `connections` (optional): instead of CONNECTIONS.
+ *
  * @returns {Promise<object>} `rate` (responses per wall-clock second),
  *   `responses`, `ms`, `cpuMicrosPerResponse` (the server's CPU time per
  *   response), `serverCpuShare` / `loadCpuShare` (share of one core used by the
  *   server / by this process), `p50`/`p99` latency (ms), `statusCounts`,
  *   `errors`, `timeouts`
  */
-export async function loadSlice(server, ms) {
+export async function loadSlice(server, ms, { requests, responseTimes, amount, connections = CONNECTIONS } = {}) {
   const serverBefore = await server.usage();
   const loadBefore = process.cpuUsage();
   const started = performance.now();
-  const result = await autocannon({
+  const instance = autocannon({
     url: server.url,
-    connections: CONNECTIONS,
+    connections,
     pipelining: PIPELINING,
-    duration: ms / 1_000,
+    ...(amount === undefined ? { duration: ms / 1_000 } : { amount }),
     sampleInt: SAMPLE_MS,
+    ...(requests === undefined ? {} : { requests }),
   });
+  if (responseTimes !== undefined) instance.on('response', (_client, _status, _bytes, responseTime) => responseTimes.push(responseTime));
+  const result = await instance;
   const elapsedMs = performance.now() - started;
   const load = process.cpuUsage(loadBefore);
   const serverMicros = (await server.usage()) - serverBefore;

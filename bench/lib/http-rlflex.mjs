@@ -14,8 +14,15 @@ import { WINDOW_MS } from './http-server.mjs';
 /** The limiter, `limit` points per WINDOW_MS per key, and its headers for a `RateLimiterRes`. */
 export function flexibleLimiter(limit) {
   const limiter = new RateLimiterMemory({ points: limit, duration: WINDOW_MS / 1_000 });
-  /** The README's headers, as the name → value object it builds (`refused` adds `Retry-After`). */
-  const headers = (res, refused) => {
+  return { limiter, headers: flexibleHeaders(limit) };
+}
+
+/**
+ * The README's headers for a `RateLimiterRes` of a limiter of `limit` points, as the name → value
+ * object it builds (`refused` adds `Retry-After`). Any store: memory here, Redis in lib/redis-apps.mjs.
+ */
+export function flexibleHeaders(limit) {
+  return (res, refused) => {
     const out = {
       'X-RateLimit-Limit': limit,
       'X-RateLimit-Remaining': res.remainingPoints,
@@ -24,7 +31,6 @@ export function flexibleLimiter(limit) {
     if (refused) out['Retry-After'] = Math.ceil(res.msBeforeNext / 1_000);
     return out;
   };
-  return { limiter, headers };
 }
 
 /** The body of a refusal, as in the wiki's middlewares. */

@@ -8,6 +8,7 @@
 //   { cmd: 'gc' }     → { type: 'gc' }                            a full garbage collection (with --expose-gc; for bench/icount/http.mjs)
 // The process exits when the parent disconnects.
 
+import cluster from 'node:cluster';
 import http from 'node:http';
 import { serveParent } from './child.mjs';
 
@@ -75,6 +76,9 @@ export function serveHttp(build) {
         throw new Error(`unknown request ${JSON.stringify(message)}`);
     }
   });
+  // A node:cluster worker (lib/fleet-cluster.mjs) says when it listens for requests: its primary's
+  // messages sent before that would be dropped (cluster's IPC channel reads from the start).
+  if (cluster.isWorker) process.send({ type: 'ready' });
   process.once('disconnect', async () => {
     await running?.close();
     // Exit normally (not by a signal), so --cpu-prof writes its profile.

@@ -12,6 +12,8 @@ export const PARTS = {
   layers: new URL('../decision-layers.mjs', import.meta.url).href,
   store: new URL('../store.mjs', import.meta.url).href, // Redis: starts its own redis-server unless REDIS_URL is set
   http: new URL('../http.mjs', import.meta.url).href, // on request: about 6 min (see bench/README.md)
+  flood: new URL('../flood.mjs', import.meta.url).href, // on request: one key flooded through each framework on Redis, about 2½ min (bench/notes/attack-and-fleet.md)
+  fleet: new URL('../fleet.mjs', import.meta.url).href, // on request: 4 app processes (node:cluster) on one Redis, about 3 min (bench/notes/attack-and-fleet.md)
 };
 
 /** What runs without `--only`. `layers` is a diagnostic, run on request. */
@@ -39,7 +41,16 @@ export const USAGE = `Usage: node bench/run.mjs [options]   (pnpm bench [options
   --quick                small counts for a smoke run (env BENCH_QUICK=1)
   --only=<part>[,<part>] run some parts: ${Object.keys(PARTS).join(', ')} (or their file stems);
                          default ${DEFAULT_PARTS.join(', ')} (layers: where a decision's time goes, on request)
-  --variants=<id>[,<id>] run some variants of each part (baselines always run)
+                         flood: one key far over its limit through express, fastify and koa on Redis: Redis
+                           commands per refusal period and server CPU per refusal (env BENCH_FLOOD_MS, default
+                           10000 per limiter and framework, quick 1500; BENCH_FLOOD_ROUNDS 5; BENCH_FLOOD_WARMUP_MS 2000;
+                           BENCH_FLOOD_CONNECTIONS 50, the requests in flight)
+                         fleet: 4 app processes (node:cluster) on one Redis, 10k client keys: p50/p99 latency added
+                           over the bare cluster and Redis CPU per request, against the peers (env BENCH_FLEET_ROUNDS,
+                           default 3; BENCH_FLEET_SLICE_MS 4000; BENCH_FLEET_WARMUP_MS 2000; BENCH_FLEET_WORKERS 4;
+                           BENCH_FLEET_KEYS 10000, quick 2000)
+  --variants=<id>[,<id>] run some variants of each part (baselines always run); flood and fleet: a framework
+                         (koa), a row (rlflex-redis, incumbent-redis: flood's on-request row) or koa/<row>
   --rounds=<n>           sandwich rounds (env BENCH_ROUNDS; default ${FULL.rounds}, quick ${QUICK.rounds})
   --slice-ms=<ms>        length of one measured slice (env BENCH_SLICE_MS; default ${FULL.sliceMs})
   --warmup-ms=<ms>       warm-up per process after every key was touched (env BENCH_WARMUP_MS; default ${FULL.warmupMs})
@@ -105,4 +116,18 @@ function toInteger(name, text, min) {
   const n = Number(text);
   if (!Number.isInteger(n) || n < min) throw new Error(`Expected ${name} to be an integer >= ${min}, got ${JSON.stringify(text)}`);
   return n;
+}
+
+/**
+ * A part's own schedule, for parts whose counts are not the decision parts' (seconds of HTTP
+ * load): each field from its environment variable in `names` (`{ field: 'BENCH_…' }`), or from
+ * `defaults`. @throws {Error} naming the variable, when it is not an integer ≥ `min[field]` (default 0)
+ */
+export function scheduleFromEnv(defaults, names, { min = {}, env = process.env } = {}) {
+  const out = {};
+  for (const [field, name] of Object.entries(names)) {
+    const text = env[name];
+    out[field] = text === undefined || text === '' ? defaults[field] : toInteger(name, text, min[field] ?? 0);
+  }
+  return out;
 }

@@ -1,0 +1,303 @@
+// Part "flood": one client floods one key far over its limit (issue 26 §4).
+//
+// Per framework (express, fastify, koa), one server process per limiter, all on
+// one private Redis: ours on the memory store (the reference refusal), ours on
+// @ratekit/redis with its default options (the in-process refusal cache, when
+// the build has one) and with the cache off, and rate-limiter-flexible on Redis
+// with `inMemoryBlockOnConsumed`. This process floods each one in turn with
+// autocannon (50 connections, every request from 127.0.0.1, so one key) under
+// a fixed window of LIMIT per WINDOW_MS: almost every response is a 429.
+// Around every slice: the server's CPU time and Redis' INFO commandstats and
+// cpu, so commands and CPU belong to the one server being flooded.
+// Method and how to read the table: bench/notes/attack-and-fleet.md.
+
+import { loadCore } from './lib/core.mjs';
+import { formatFixed, formatMs, formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
+import { CONNECTIONS, probe, startServer } from './lib/http-load.mjs';
+import { scheduleFromEnv } from './lib/options.mjs';
+import { appEnvironment, appScript, refusalCacheSupport } from './lib/redis-apps.mjs';
+import { eachFrameworkOnRedis, loadAverageNow, loadSliceWithRedis, SCRIPT_COMMANDS } from './lib/redis-load.mjs';
+import { storeVersions } from './lib/store-redis.mjs';
+import { median, seededRandom, shuffled, summary } from './lib/stats.mjs';
+
+/** The issue's targets: script calls beyond the admissions, per refusal period and process; server CPU per refused response ÷ the memory store's. */
+export const TARGET = { refusalCallsPerPeriod: 1, cpuVsMemory: 1.2 };
+
+/** The flooded limit: a fixed window of LIMIT requests per WINDOW_MS. A refused key may pass again when its window ends: the refusal period. */
+export const LIMIT = 10;
+export const WINDOW_MS = 1_000;
+
+/** Full run: 10 s of flood per limiter and framework, in `rounds` slices. `--quick`: a smoke run. */
+const FULL = { floodMs: 10_000, rounds: 5, warmupMs: 2_000, connections: CONNECTIONS };
+const QUICK = { floodMs: 1_500, rounds: 2, warmupMs: 400, connections: CONNECTIONS };
+
+const FRAMEWORKS = ['express', 'fastify', 'koa'];
+const ADAPTER = { express: '@ratekit/express', fastify: '@ratekit/fastify', koa: '@ratekit/koa' };
+const INCUMBENT = { express: 'express-rate-limit + rate-limit-redis', fastify: '@fastify/rate-limit, redis', koa: 'koa-ratelimit, redis driver' };
+const MEMORY = 'ratekit-memory';
+
+/**
+ * The rows of a framework. `default`: run without `--variants`. `incumbent` is on request: its
+ * stores have no refusal cache, so it says what the flood costs without one, as `nocache` does.
+ */
+function rowsOf(framework, cache) {
+  return [
+    { id: MEMORY, limiter: `${ADAPTER[framework]}, memory store`, role: 'reference', default: true },
+    {
+      id: 'ratekit-redis',
+      limiter: `${ADAPTER[framework]}, Redis, ${cache.supported ? 'refusal cache on (default)' : 'default options (this build has no refusal cache)'}`,
+      role: 'ours',
+      default: true,
+    },
+    { id: 'ratekit-redis-nocache', limiter: `${ADAPTER[framework]}, Redis, refusal cache off (store passed as \`shared: false\`)`, role: 'ours-nocache', default: true, skip: cache.supported ? undefined : `this build has no refusal cache (the core refuses \`${cache.option}\`)` },
+    { id: 'rlflex-redis', limiter: `rate-limiter-flexible RateLimiterRedis, inMemoryBlockOnConsumed ${LIMIT + 1}`, role: 'peer', default: true },
+    { id: 'incumbent-redis', limiter: INCUMBENT[framework], role: 'incumbent', default: false },
+  ];
+}
+
+/**
+ * `--variants` names frameworks (`koa`), row ids (`rlflex-redis`, `incumbent-redis`) or both
+ * (`koa/incumbent-redis`). The memory row, the ratios' reference, always runs.
+ */
+function selectRows(variants, cache) {
+  const out = [];
+  const named = (variants ?? []).filter((v) => !FRAMEWORKS.includes(v) && !v.includes('/'));
+  const frameworks = (variants ?? []).filter((v) => FRAMEWORKS.includes(v) || v.includes('/')).map((v) => v.split('/')[0]);
+  for (const framework of FRAMEWORKS) {
+    if (frameworks.length > 0 && !frameworks.includes(framework) && named.length === 0) continue;
+    const rows = rowsOf(framework, cache).filter(
+      (r) =>
+        r.id === MEMORY ||
+        (variants === undefined
+          ? r.default
+          : variants.includes(`${framework}/${r.id}`) || named.includes(r.id) || (variants.includes(framework) && (named.length === 0 ? r.default : named.includes(r.id)))),
+    );
+    if (rows.length > 1) out.push({ framework, rows });
+  }
+  return out;
+}
+
+export async function run(options, log) {
+  const schedule = scheduleFromEnv(
+    options.quick ? QUICK : FULL,
+    // Connections: how many requests the flooding client keeps in flight (1: the floor of the refusal calls per period).
+    { floodMs: 'BENCH_FLOOD_MS', rounds: 'BENCH_FLOOD_ROUNDS', warmupMs: 'BENCH_FLOOD_WARMUP_MS', connections: 'BENCH_FLOOD_CONNECTIONS' },
+    { min: { floodMs: 200, rounds: 1, connections: 1 } },
+  );
+  const sliceMs = Math.round(schedule.floodMs / schedule.rounds);
+  const cache = await refusalCacheSupport(loadCore);
+  const chosen = selectRows(options.variants, cache);
+  if (chosen.length === 0) throw new Error(`--variants=${options.variants?.join(',')} names no flood row`);
+  const random = seededRandom(options.seed);
+  const ran = await eachFrameworkOnRedis('flood', chosen, log, (on) => runFramework({ ...on, schedule, sliceMs, random, log }), cache.detail);
+  if (ran.skipped) return ran;
+  return {
+    config: { ...schedule, sliceMs, limit: LIMIT, windowMs: WINDOW_MS, target: TARGET, refusalCache: cache, seed: options.seed, server: ran.server, versions: storeVersions() },
+    loadAverage: ran.loadAverage,
+    frameworks: ran.frameworks,
+  };
+}
+
+async function runFramework({ framework, rows, schedule, sliceMs, server, admin, random, log }) {
+  const env = appEnvironment({ redisUrl: server.url, limit: LIMIT, windowMs: WINDOW_MS });
+  const servers = new Map();
+  const problems = new Map(rows.map((r) => [r.id, []]));
+  const slices = new Map(rows.map((r) => [r.id, []]));
+  const out = {};
+  try {
+    log(`flood, ${framework}: starting ${rows.length} servers`);
+    for (const r of rows) {
+      if (r.skip) continue;
+      try {
+        servers.set(r.id, await startServer(appScript(framework), r.id, { env, execArgv: ['--no-flush-bytecode', '--no-memory-reducer'], label: `flood ${framework} ${r.id}` }));
+      } catch (error) {
+        r.skip = `could not start: ${error.message.split('\n')[0]}`;
+      }
+    }
+    const running = rows.filter((r) => !r.skip);
+    for (const r of running) {
+      const first = await probe(servers.get(r.id).url);
+      if (first.status !== 200 || first.headers['x-ratelimit-limit'] !== String(LIMIT)) problems.get(r.id).push(`probe: ${first.status}, X-RateLimit-Limit ${first.headers['x-ratelimit-limit']}`);
+    }
+    log(`flood, ${framework}: warming up, ${schedule.warmupMs} ms each`);
+    for (const r of running) if (schedule.warmupMs > 0) await measure(servers.get(r.id), admin, schedule.warmupMs, schedule.connections);
+    for (let round = 1; round <= schedule.rounds; round++) {
+      log(`flood, ${framework}: round ${round}/${schedule.rounds}, ${sliceMs} ms per limiter`);
+      const inRound = new Map();
+      for (const r of shuffled(running, random)) inRound.set(r.id, await measure(servers.get(r.id), admin, sliceMs, schedule.connections));
+      const memory = inRound.get(MEMORY);
+      for (const [id, slice] of inRound) {
+        slice.cpuVsMemory = memory === undefined ? Number.NaN : slice.cpuMicrosPerResponse / memory.cpuMicrosPerResponse;
+        slices.get(id).push(slice);
+      }
+    }
+    for (const r of rows) {
+      if (r.skip) {
+        out[r.id] = { id: r.id, limiter: r.limiter, role: r.role, skipped: r.skip };
+        continue;
+      }
+      out[r.id] = { id: r.id, limiter: r.limiter, role: r.role, ...summarise(r, slices.get(r.id), problems.get(r.id)) };
+    }
+  } finally {
+    await Promise.all([...servers.values()].map((s) => s.close()));
+  }
+  judge(out);
+  return { rows: rows.map((r) => out[r.id]), loadAverage: loadAverageNow() };
+}
+
+/** One slice of flood on `server`, with Redis' counters around it. */
+async function measure(server, admin, ms, connections) {
+  const slice = await loadSliceWithRedis(server, admin, ms, { connections });
+  const seconds = slice.ms / 1_000;
+  const admitted = slice.statusCounts['200'] ?? 0;
+  const { scriptCalls, allCommands: commands } = slice.redis;
+  return {
+    ...slice,
+    admitted,
+    refused: slice.statusCounts['429'] ?? 0,
+    scriptCalls,
+    commands,
+    commandsByName: slice.redis.commands,
+    scriptCallsPerSecond: scriptCalls / seconds,
+    commandsPerSecond: commands / seconds,
+    /** Script calls that did not admit a request (each admission is one call), per refusal period of this one process. */
+    refusalCallsPerPeriod: (scriptCalls - admitted) / (slice.ms / WINDOW_MS),
+    redisCpuMicrosPerResponse: slice.redis.cpuUs / Math.max(slice.responses, 1),
+  };
+}
+
+function summarise(r, list, problems) {
+  const total = (field) => list.reduce((n, s) => n + s[field], 0);
+  const ms = total('ms');
+  const responses = total('responses');
+  const admitted = total('admitted');
+  const scriptCalls = total('scriptCalls');
+  const periods = ms / WINDOW_MS;
+  const byName = {};
+  for (const s of list) for (const [name, n] of Object.entries(s.commandsByName)) byName[name] = (byName[name] ?? 0) + n;
+  const found = [...problems];
+  for (const s of list) {
+    const other = Object.entries(s.statusCounts).filter(([code]) => code !== '200' && code !== '429');
+    if (other.length > 0) found.push(`${other.map(([code, n]) => `${n}× ${code}`).join(', ')}`);
+    if (s.errors > 0 || s.timeouts > 0) found.push(`${s.errors} errors, ${s.timeouts} timeouts`);
+  }
+  // A fixed window of LIMIT admits at most LIMIT per window; a slice spans at most ⌈ms / window⌉ + 1 windows.
+  const windows = list.reduce((n, s) => n + Math.ceil(s.ms / WINDOW_MS) + 1, 0);
+  if (admitted > LIMIT * windows) found.push(`${admitted} admitted, more than ${LIMIT} per window allows (${LIMIT * windows})`);
+  if (responses > 0 && total('refused') / responses < 0.9) found.push(`only ${formatPercent(total('refused') / responses)} refused`);
+  if (r.role === 'ours-nocache' && scriptCalls < 0.9 * responses) {
+    found.push(`${(scriptCalls / responses).toFixed(3)} script calls per response with the cache off: the option did not reach the limiter`);
+  }
+  return {
+    sanity: found.length === 0 ? 'ok' : [...new Set(found)].join('; '),
+    slices: list.length,
+    responses,
+    admitted,
+    refused: total('refused'),
+    rate: median(list.map((s) => s.rate)),
+    scriptCallsPerSecond: (scriptCalls / ms) * 1_000,
+    commandsPerSecond: (total('commands') / ms) * 1_000,
+    commandsPerSecondByName: Object.fromEntries(Object.entries(byName).map(([name, n]) => [name, (n / ms) * 1_000])),
+    refusalCallsPerPeriod: r.id === MEMORY ? undefined : (scriptCalls - admitted) / periods,
+    scriptCallsPerResponse: scriptCalls / responses,
+    cpuMicrosPerResponse: median(list.map((s) => s.cpuMicrosPerResponse)),
+    cpuVsMemory: r.id === MEMORY ? undefined : summary(list.map((s) => s.cpuVsMemory).filter(Number.isFinite)),
+    redisCpuMicrosPerResponse: median(list.map((s) => s.redisCpuMicrosPerResponse)),
+    latency: { p50: median(list.map((s) => s.p50)), p99: median(list.map((s) => s.p99)) },
+    serverCpuShare: median(list.map((s) => s.serverCpuShare)),
+  };
+}
+
+/** The targets, on our default Redis row: refusal calls per period, and CPU per response against the memory row. */
+function judge(out) {
+  const ours = out['ratekit-redis'];
+  if (ours === undefined || ours.skipped) return;
+  ours.target = {
+    refusalCalls: ours.refusalCallsPerPeriod <= TARGET.refusalCallsPerPeriod,
+    cpu: ours.cpuVsMemory !== undefined && ours.cpuVsMemory.median <= TARGET.cpuVsMemory,
+  };
+}
+
+export function render(results) {
+  if (results.skipped) return `## Flood: one key far over its limit\n\n${results.skipped}.`;
+  const { config } = results;
+  const rows = [];
+  const verdicts = [];
+  for (const [framework, fw] of Object.entries(results.frameworks)) {
+    for (const r of fw.rows) {
+      const name = r.role === 'reference' ? `**${r.limiter}**` : r.role === 'peer' || r.role === 'incumbent' ? `_${r.limiter}_` : r.limiter;
+      if (r.skipped) {
+        rows.push([framework, name, `not run: ${r.skipped}`, '', '', '', '', '', '', '', '', '']);
+        continue;
+      }
+      rows.push([
+        framework,
+        name,
+        r.sanity,
+        formatRate(r.rate),
+        formatPercent(r.refused / r.responses),
+        `${formatFixed(r.scriptCallsPerSecond, 1)} (${scriptNames(r)})`,
+        formatFixed(r.commandsPerSecond, 1),
+        r.refusalCallsPerPeriod === undefined ? '' : `${formatFixed(r.refusalCallsPerPeriod, 2)}${r.target ? (r.target.refusalCalls ? ' ✓' : ' ✗') : ''}`,
+        formatFixed(r.cpuMicrosPerResponse, 1),
+        r.cpuVsMemory === undefined ? '1 (ref)' : `${formatRatio(r.cpuVsMemory)}${r.target ? (r.target.cpu ? ' ✓' : ' ✗') : ''}`,
+        formatFixed(r.redisCpuMicrosPerResponse, 2),
+        `${formatMs(r.latency.p50)} / ${formatMs(r.latency.p99)}`,
+      ]);
+      if (r.target) {
+        verdicts.push(
+          `${r.target.refusalCalls ? '✓' : '✗'} ${framework}: ${formatFixed(r.refusalCallsPerPeriod, 2)} script calls beyond the admissions per refusal period (target ≤ ${config.target.refusalCallsPerPeriod}); ` +
+            `rate-limiter-flexible ${formatFixed(fw.rows.find((p) => p.id === 'rlflex-redis' && !p.skipped)?.refusalCallsPerPeriod, 2)}`,
+          `${r.target.cpu ? '✓' : '✗'} ${framework}: server CPU per response on Redis ${formatRatio(r.cpuVsMemory)} of the memory store's (target ≤ ${config.target.cpuVsMemory}×)`,
+        );
+      }
+    }
+  }
+  const table = renderTable(
+    [
+      { title: 'framework' },
+      { title: 'limiter' },
+      { title: 'sanity' },
+      { title: 'req/s', align: 'right' },
+      { title: '429 share', align: 'right' },
+      { title: 'Redis script calls/s', align: 'right' },
+      { title: 'Redis commands/s (all)', align: 'right' },
+      { title: `script calls beyond admissions / refusal period (≤ ${config.target.refusalCallsPerPeriod})`, align: 'right' },
+      { title: 'srv CPU µs/response', align: 'right' },
+      { title: `vs memory store (≤ ${config.target.cpuVsMemory}×)`, align: 'right' },
+      { title: 'Redis CPU µs/response', align: 'right' },
+      { title: 'lat p50/p99 ms', align: 'right' },
+    ],
+    rows,
+  );
+  const v = config.versions;
+  const lines = [
+    `## Flood: one key far over its limit (Redis ${config.server.version}${config.server.own ? ', private server' : ', REDIS_URL: other clients would count too'})`,
+    '',
+    `One server process per limiter and framework, all on one Redis; this process floods one at a time with autocannon, ${config.connections} connections from 127.0.0.1 (one key), ` +
+      `under a fixed window of ${config.limit} per ${config.windowMs} ms (the refusal period: a refused key may pass when its window ends). ` +
+      `Each server gets ${config.warmupMs} ms of flood as warm-up (discarded), then ${config.rounds} slices of ${config.sliceMs} ms (${config.floodMs} ms in all), limiters in a shuffled order per round (seed ${config.seed}). ` +
+      `Refusal cache: ${config.refusalCache.detail}.`,
+    '',
+    'Redis figures are INFO commandstats and INFO cpu deltas around each slice (the parent\'s INFO left out), so they belong to the flooded server and its one key. ' +
+      'Script calls = fcall + evalsha + eval (and _ro forms): one per round trip; commands (all) adds what the scripts run inside. ' +
+      'Script calls beyond admissions / refusal period = (script calls − 200 responses) ÷ (flood time ÷ window): what the refusals cost Redis, per period, for this one process. ' +
+      'srv CPU µs/response = the server process\'s CPU (user + sys) per response, median over slices (almost every response is a refusal); ' +
+      'vs memory store = per round, that ÷ the memory-store row\'s in the same round, median [min–max]. Sanity: only 200 and 429, no errors, at most the limit admitted per window, ≥ 90 % refused.',
+    '',
+    table,
+    '',
+    'Targets (issue 26), on our default Redis row:',
+    '',
+    ...verdicts.map((line) => `- ${line}`),
+    '',
+    `Load average at the start: ${results.loadAverage.start.join(' ')}; at the end: ${results.loadAverage.end.join(' ')}. ` +
+      `Versions: ioredis ${v.ioredis}, rate-limiter-flexible ${v['rate-limiter-flexible']}, rate-limit-redis ${v['rate-limit-redis']}, @fastify/rate-limit ${v['@fastify/rate-limit']}, koa-ratelimit ${v['koa-ratelimit']}.`,
+  ];
+  return lines.join('\n');
+}
+
+function scriptNames(r) {
+  const names = Object.entries(r.commandsPerSecondByName).filter(([name]) => SCRIPT_COMMANDS.includes(name));
+  return names.length === 0 ? 'none' : names.map(([name]) => name).join(' + ');
+}
