@@ -22,6 +22,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unpackFromNpm } from './lib/npm-tarball.mjs';
 
 const FASTIFY_RATE_LIMIT = '11.2.0';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -132,9 +133,7 @@ function writeTsconfig(file, module, moduleResolution, include) {
 function fetchUpstreamTypeTest() {
   const dir = join(work, 'upstream');
   mkdirSync(dir);
-  const packed = spawnSync('npm', ['pack', `@fastify/rate-limit@${FASTIFY_RATE_LIMIT}`, '--silent', '--pack-destination', dir], { encoding: 'utf8' });
-  if (packed.status !== 0) fail(`npm pack @fastify/rate-limit@${FASTIFY_RATE_LIMIT} failed:\n${packed.stderr}`);
-  run('tar', ['-xzf', join(dir, packed.stdout.trim().split('\n').pop()), '-C', dir]);
+  unpackFromNpm(`@fastify/rate-limit@${FASTIFY_RATE_LIMIT}`, dir);
   const source = readFileSync(join(dir, 'package', 'types', 'index.tst.ts'), 'utf8');
   const changed = source.replace(/^\} from '\.\.'$/m, `} from '${subject}'`);
   if (changed === source) fail("index.tst.ts: the import from '..' was not found (has the file changed?)");
