@@ -3,7 +3,8 @@
 //   0. make sure the server binaries the store tests start are on the machine (memcached)
 //   1. type-check the whole workspace (strict TypeScript)
 //   2. jest: unit, property, integration and store tests (test/setup starts the servers it needs)
-//   3. build every package (ESM + CJS + types) and check the packaging with publint and attw
+//   3. build every package (ESM + CJS + types) and check the packaging with publint and attw; then
+//      the packed types as an app compiles them (scripts/type-tests.mjs)
 //   4. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0;
 //      express-rate-limit's, which it does not publish, when fetched into packages/express/.upstream)
 import { spawnSync } from 'node:child_process';
@@ -14,6 +15,7 @@ const steps = [
   ['jest', 'jest', ['--ci', ...process.argv.slice(2)]],
   ['build', 'pnpm', ['build']],
   ['package checks', 'pnpm', ['check:packages']],
+  ['type tests (packed types, tsc --strict, node16 + bundler; @fastify/rate-limit 11.2.0 index.tst.ts)', 'node', ['scripts/type-tests.mjs']],
   ['@fastify/rate-limit 11.2.0 suite', 'node', ['packages/fastify/upstream/run.mjs']],
   ['koa-ratelimit 6.0.0 specs (skipped unless fetched into packages/koa/.upstream)', 'node', ['packages/koa/upstream/run.mjs']],
   ["express-rate-limit's own tests (skipped unless fetched into packages/express/.upstream)", 'node', ['packages/express/upstream/run.mjs']],

@@ -24,6 +24,8 @@ export type { RateKitStoreOptions } from './compat/ratekit-store.js';
 
 // express-rate-limit's configuration-check errors (logged, never thrown).
 export { ChangeWarning, ValidationError } from './compat/validations.js';
+/** express-rate-limit's name for its checks object (the type of its `getValidations()` result). */
+export type { UpstreamValidations as Validations } from './compat/validations.js';
 
 export type {
   AugmentedRequest,

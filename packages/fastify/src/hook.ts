@@ -26,7 +26,9 @@ type Done = (error?: unknown) => void;
  * - a key, `max`, store or callback error: `done(error)`.
  *
  * Works as `onRequest`, `preValidation` and `preHandler` `(request, reply, done)`,
- * and as `preParsing` `(request, reply, payload, done)`.
+ * and as `preParsing` `(request, reply, payload, done)`. Called with no callback,
+ * `(request, reply)`, it is an async hook: the promise resolves to go on and
+ * rejects with what `done` would have been given.
  */
 export function createHook(check: Check, settings: Settings, identity: object): LimiterHook {
   function respond(request: FastifyRequest, reply: FastifyReply, outcome: Outcome, done: Done): void {
@@ -52,7 +54,10 @@ export function createHook(check: Check, settings: Settings, identity: object): 
     else done();
   }
 
-  function rateLimit(this: unknown, request: FastifyRequest, reply: FastifyReply, doneOrPayload: unknown, preParsingDone?: (error: unknown, payload?: unknown) => void): void {
+  function rateLimit(this: unknown, request: FastifyRequest, reply: FastifyReply, doneOrPayload?: unknown, preParsingDone?: (error: unknown, payload?: unknown) => void): Promise<void> | void {
+    if (preParsingDone === undefined && typeof doneOrPayload !== 'function') {
+      return new Promise((resolve, reject) => rateLimit.call(this, request, reply, (error?: unknown) => (error === undefined || error === null ? resolve() : reject(error))));
+    }
     const done: Done = preParsingDone === undefined ? (doneOrPayload as Done) : (error) => preParsingDone(error ?? null, doneOrPayload);
     let outcome: ReturnType<Check>;
     try {

@@ -12,15 +12,15 @@ export default fastifyRateLimit;
 
 export { normalizeIP } from './compat/normalize-ip.js';
 export type { ErrorResponseBuilderContext as errorResponseBuilderContext } from './compat/options.js';
-export type { FastifyRateLimitStore, FastifyRateLimitStoreCtor } from './compat/store-contract.js';
+export type { FastifyRateLimitOptions, FastifyRateLimitStore, FastifyRateLimitStoreCtor, StoreCallback, StoreChildOptions, StoreResult } from './compat/store-contract.js';
 export { EARLY_ROUTES_WARNING } from './early-routes.js';
 export { parseTimeWindow } from './duration.js';
 export type { RateLimitError } from './refusal.js';
 export type {
   AllowListedResult,
   CheckOptions,
+  CheckResult,
   CreateRateLimitOptions,
-  FastifyRateLimitOptions,
   ErrorResponseBuilderContext,
   LimitedResult,
   RateLimitChecker,

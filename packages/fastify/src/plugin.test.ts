@@ -605,6 +605,23 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       });
       expect(await statuses(app, '/missing', 2)).toEqual([404, 429]);
     });
+
+    it('called without done, as @fastify/rate-limit types it (an async hook): resolves to go on, rejects with the refusal', async () => {
+      const app = await build({ global: false }, (a) => {
+        const hook = a.rateLimit({ max: 1 });
+        a.get('/', async (request, reply) => {
+          try {
+            await hook.call(a, request, reply);
+            return 'passed';
+          } catch (error) {
+            return `refused ${(error as { statusCode?: number }).statusCode}`;
+          }
+        });
+      });
+      const bodies = [];
+      for (let i = 0; i < 2; i++) bodies.push((await app.inject('/')).body);
+      expect(bodies).toEqual(['passed', 'refused 429']);
+    });
   });
 
   describe('fastify.createRateLimit()', () => {

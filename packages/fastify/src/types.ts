@@ -1,11 +1,21 @@
 import type { AlgorithmName, Decision, Limiter, LimitOptions, RateLimitStore, StandardHeaders } from '@ratekit/core';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { FastifyRateLimitStoreCtor, StoreOptions } from './compat/store-contract.js';
+import type { FastifyRateLimitStoreCtor } from './compat/store-contract.js';
 
-/** @fastify/rate-limit's name for the options a `store` class is built with. */
-export type FastifyRateLimitOptions = StoreOptions;
-/** @fastify/rate-limit's name for the options of `fastify.createRateLimit()`. */
-export type CreateRateLimitOptions = RateLimitOptions;
+/**
+ * The options of `fastify.createRateLimit()`, as @fastify/rate-limit 11
+ * names them: {@link RateLimitOptions}, plus the `store` class its types
+ * allow there.
+ */
+export interface CreateRateLimitOptions extends RateLimitOptions {
+  /**
+   * Accepted for @fastify/rate-limit 11's types. In a @fastify/rate-limit
+   * registration it is ignored, as there: the check counts in the
+   * registration's store (its `child()`). In ratekit mode it is an option
+   * error (`RateKitOptionError`): the store is set when the plugin is registered.
+   */
+  store?: FastifyRateLimitStoreCtor;
+}
 
 /** A value, or a promise of it. Synchronous answers keep the request path free of `await`. */
 export type ValueOrPromise<T> = T | PromiseLike<T>;
@@ -243,15 +253,15 @@ export interface RateLimitPluginOptions extends RateLimitOptions {
 /**
  * The hook returned by `fastify.rateLimit()`: use it as a route's (or
  * `setNotFoundHandler`'s) `onRequest`, `preValidation` or `preHandler` (it
- * also works as `preParsing`). Callback-style, so an in-memory decision
- * needs no promise.
+ * also works as `preParsing`). Called with a `done` callback (as Fastify
+ * calls it), an in-memory decision needs no promise; called without one
+ * (`hook.call(fastify, request, reply)`, @fastify/rate-limit's async hook),
+ * it returns a promise that rejects with the refusal.
  */
-export type RateLimitHookHandler = (
-  this: unknown,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  done: HookHandlerDoneFunction,
-) => void;
+export interface RateLimitHookHandler {
+  (this: unknown, request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void;
+  (this: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void>;
+}
 
 /** Options of a manual check. */
 export interface CheckOptions {
@@ -287,6 +297,25 @@ export interface LimitedResult {
   /** The whole decision from @ratekit/core. */
   decision: Decision;
 }
+
+/**
+ * What `fastify.createRateLimit()`'s check resolves to, field for field as
+ * @fastify/rate-limit 11 declares it. In ratekit mode the counted result also
+ * carries `decision` ({@link LimitedResult}).
+ */
+export type CheckResult =
+  | { isAllowed: true; key: string }
+  | {
+      isAllowed: false;
+      key: string;
+      max: number;
+      timeWindow: number;
+      remaining: number;
+      ttl: number;
+      ttlInSeconds: number;
+      isExceeded: boolean;
+      isBanned: boolean;
+    };
 
 /** A manual check, from `fastify.createRateLimit()`. It sets no headers and throws nothing on a refusal. */
 export type RateLimitChecker = (request: FastifyRequest, options?: CheckOptions) => Promise<AllowListedResult | LimitedResult>;

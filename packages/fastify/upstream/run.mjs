@@ -14,11 +14,12 @@
 // 4. Print the counts and every failing test; exit 1 when a test fails that differences.json does not
 //    list (each entry names the deliberate difference in docs/migrating/fastify-rate-limit.md), or when a
 //    listed test passes (the list must stay true).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { unpackFromNpm } from '../../../scripts/lib/npm-tarball.mjs';
 import { fail, startThrowawayRedis } from '../../../scripts/lib/throwaway-redis.mjs';
 
 const VERSION = '11.2.0';
@@ -41,11 +42,7 @@ checkCommonJsExport(createRequire(import.meta.url)(join(packageDir, 'dist', 'ind
 
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
-const pack = spawnSync('npm', ['pack', `@fastify/rate-limit@${VERSION}`, '--silent', '--pack-destination', work], { encoding: 'utf8' });
-if (pack.status !== 0) fail(`npm pack @fastify/rate-limit@${VERSION} failed:\n${pack.stderr}`);
-const tarball = join(work, pack.stdout.trim().split('\n').pop());
-const untar = spawnSync('tar', ['-xzf', tarball, '-C', work], { encoding: 'utf8' });
-if (untar.status !== 0) fail(`tar failed:\n${untar.stderr}`);
+unpackFromNpm(`@fastify/rate-limit@${VERSION}`, work);
 const target = control ? '@fastify/rate-limit' : '../../dist/index.cjs';
 writeFileSync(join(suiteDir, 'index.js'), `'use strict'\nmodule.exports = require(${JSON.stringify(target)})\n`);
 

@@ -18,10 +18,27 @@ import {
   resolveHeaderOptions,
   type StandardHeaders,
 } from '@ratekit/core';
+import type { ParameterizedContext } from 'koa';
 import type { IoRedisLike } from './compat/redis-driver.js';
 
 /** What `id` may return: a key, or `false` to let the request through without limiting it. */
 export type KeyResult = string | number | false;
+
+/** The names of the three legacy headers (koa-ratelimit's `headers` option); each defaults on its own. */
+export interface HeaderNameOptions {
+  /** @default 'X-RateLimit-Remaining' */
+  remaining?: string;
+  /** Absolute time of the reset, Unix epoch seconds (whole). @default 'X-RateLimit-Reset' */
+  reset?: string;
+  /** The limit. @default 'X-RateLimit-Limit' */
+  total?: string;
+}
+
+/**
+ * @types/koa-ratelimit's name for the options (`ratelimit.MiddlewareOptions`):
+ * {@link RateLimitOptions} for Koa's default context.
+ */
+export type MiddlewareOptions<TContext = ParameterizedContext> = RateLimitOptions<TContext>;
 
 /**
  * Options of {@link ratelimit}. The first group is koa-ratelimit 6's,
@@ -87,14 +104,7 @@ export interface RateLimitOptions<TContext> {
    */
   namespace?: string;
   /** Custom names for the three legacy headers; each defaults on its own. */
-  headers?: {
-    /** @default 'X-RateLimit-Remaining' */
-    remaining?: string;
-    /** Absolute time of the reset, Unix epoch seconds (whole). @default 'X-RateLimit-Reset' */
-    reset?: string;
-    /** The limit. @default 'X-RateLimit-Limit' */
-    total?: string;
-  };
+  headers?: HeaderNameOptions;
   /** Send no legacy `X-RateLimit-*` headers (`Retry-After` is still sent on refusals). Same as `legacyHeaders: false`. @default false */
   disableHeader?: boolean;
   /** When it returns true, the request passes unlimited and uncounted, with no headers. May return a Promise. */

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { FastifyRateLimitStore, StoreCallback, StoreOptions } from './store-contract.js';
+import type { FastifyRateLimitOptions, FastifyRateLimitStore, StoreCallback, StoreChildOptions } from './store-contract.js';
 
 /** @fastify/rate-limit's default `cache`: keys held in memory, least recently used evicted first. */
 export const DEFAULT_CACHE = 5000;
@@ -30,7 +30,7 @@ export class LocalStore implements FastifyRateLimitStore {
   readonly #exponentialBackoff: boolean;
   readonly #now: () => number;
 
-  constructor(options: StoreOptions, now: () => number = () => Date.now()) {
+  constructor(options: FastifyRateLimitOptions, now: () => number = () => Date.now()) {
     this.#continueExceeding = options.continueExceeding === true;
     this.#exponentialBackoff = options.exponentialBackoff === true;
     const cache = options.cache;
@@ -76,8 +76,8 @@ export class LocalStore implements FastifyRateLimitStore {
     else callback(null, { current: window.hits, ttl: timeWindow - (nowMs - window.startMs) });
   }
 
-  child(routeOptions: StoreOptions): LocalStore {
-    return new LocalStore(routeOptions, this.#now);
+  child(routeOptions: StoreChildOptions): LocalStore {
+    return new LocalStore(routeOptions as FastifyRateLimitOptions, this.#now);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyRateLimitStore, StoreCallback, StoreOptions } from './store-contract.js';
+import type { FastifyRateLimitOptions, FastifyRateLimitStore, StoreCallback, StoreChildOptions } from './store-contract.js';
 
 /** @fastify/rate-limit's default `nameSpace`: the prefix of every key it writes. */
 export const DEFAULT_NAMESPACE = 'fastify-rate-limit-';
@@ -65,7 +65,7 @@ export class RedisStore implements FastifyRateLimitStore {
   readonly #continueExceeding: string;
   readonly #exponentialBackoff: string;
 
-  constructor(options: StoreOptions, redis: IoRedisLike, prefix: string = DEFAULT_NAMESPACE) {
+  constructor(options: FastifyRateLimitOptions, redis: IoRedisLike, prefix: string = DEFAULT_NAMESPACE) {
     this.#redis = redis;
     this.#prefix = prefix;
     this.#continueExceeding = String(options.continueExceeding === true);
@@ -84,9 +84,9 @@ export class RedisStore implements FastifyRateLimitStore {
     command.call(this.#redis, this.#prefix + key, reply(callback));
   }
 
-  child(routeOptions: StoreOptions & { routeInfo: Record<string, unknown> }): RedisStore {
-    const { method, url } = routeOptions.routeInfo;
-    return new RedisStore(routeOptions, this.#redis, `${this.#prefix}${String(method)}${String(url)}-`);
+  child(routeOptions: StoreChildOptions): RedisStore {
+    const { method, url } = 'routeInfo' in routeOptions ? routeOptions.routeInfo : routeOptions;
+    return new RedisStore(routeOptions as FastifyRateLimitOptions, this.#redis, `${this.#prefix}${String(method)}${String(url)}-`);
   }
 }
 

@@ -1,3 +1,5 @@
+import type { RouteOptions } from 'fastify';
+
 /**
  * @fastify/rate-limit 11's store contract, which `store` classes implement
  * and the `redis` option and the default in-memory store follow.
@@ -16,11 +18,36 @@
 export interface FastifyRateLimitStore {
   incr(key: string, callback: StoreCallback, timeWindow: number, max: number): void;
   read?(key: string, callback: StoreCallback, timeWindow: number, max: number): void;
-  child(routeOptions: StoreOptions & { routeInfo: Record<string, unknown> }): FastifyRateLimitStore;
+  child(routeOptions: StoreChildOptions): FastifyRateLimitStore;
 }
 
+/**
+ * What `child()` is handed: at run time, the merged options with `routeInfo`
+ * (the first member). The second is how @fastify/rate-limit 11 declares the
+ * parameter (its declaration, not what its code passes either); it is kept
+ * so a store class typed against @fastify/rate-limit still fits this one.
+ */
+export type StoreChildOptions = (FastifyRateLimitOptions & { readonly routeInfo: Partial<RouteOptions> }) | (RouteOptions & { path: string; prefix: string });
+
 /** A `store` class: constructed once per registration with the plugin's options. */
-export type FastifyRateLimitStoreCtor = new (options: StoreOptions) => FastifyRateLimitStore;
+export interface FastifyRateLimitStoreCtor {
+  new (options: FastifyRateLimitOptions): FastifyRateLimitStore;
+}
+
+/**
+ * The options a `store` class is constructed with: the registration's
+ * options as resolved (defaults applied), of which a store reads mostly
+ * these. @fastify/rate-limit 11's name for them.
+ */
+export interface FastifyRateLimitOptions {
+  readonly max?: unknown;
+  readonly timeWindow?: unknown;
+  readonly continueExceeding?: boolean;
+  readonly exponentialBackoff?: boolean;
+  readonly cache?: number;
+  readonly nameSpace?: string;
+  readonly groupId?: string;
+}
 
 /** What a store answers: hits in the window (over-limit ones included) and ms left in it. */
 export interface StoreResult {
@@ -30,13 +57,6 @@ export interface StoreResult {
 
 export type StoreCallback = (error: Error | null, result?: StoreResult) => void;
 
-/** The options a store is built from (upstream hands it all of the resolved options). */
-export interface StoreOptions {
-  readonly continueExceeding?: boolean;
-  readonly exponentialBackoff?: boolean;
-  readonly cache?: number;
-  readonly [option: string]: unknown;
-}
 
 /** True when `value` is a class (or function) to construct as a store, as upstream's `store` option takes. */
 export function isStoreClass(value: unknown): value is FastifyRateLimitStoreCtor {
