@@ -22,6 +22,7 @@ export type { ArbitraryOptions, DifferentialOptions, Schedule, ScheduledRequest 
 export { describeWithService, findBinary, inCI, serviceSource } from './services.js';
 export type { RunningServer, ServiceDefinition, ServiceSource } from './services.js';
 export { freezeProcesses } from './freeze.js';
+export { StallProbe } from './stall-probe.js';
 export { freePort, onFreePort } from './ports.js';
 export { privateRedisService, redisService, startRedis } from './redis-server.js';
 export type { LocalRedis, StartRedisOptions } from './redis-server.js';
