@@ -30,6 +30,8 @@ export interface StartRedisClusterOptions {
   replicas?: number;
   /** `cluster-node-timeout`: how long a master may be unreachable before its replica is promoted, in ms. @default 5_000 */
   nodeTimeoutMs?: number;
+  /** Extra `redis-server` arguments for every node, e.g. `['--cluster-require-full-coverage', 'no']`. */
+  args?: readonly string[];
   /** How long to wait for `cluster_state:ok` on every node once the cluster is formed, in ms. @default 20_000 */
   readyTimeoutMs?: number;
 }
@@ -82,7 +84,7 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
   const servers: LocalRedis[] = [];
   const stopAll = () => Promise.all(servers.map((server) => server.stop())).then(() => undefined);
   try {
-    const started = await Promise.all(Array.from({ length: masters * (1 + replicas) }, () => startNode(binary, nodeTimeoutMs)));
+    const started = await Promise.all(Array.from({ length: masters * (1 + replicas) }, () => startNode(binary, nodeTimeoutMs, options.args ?? [])));
     servers.push(...started);
     const addresses = servers.map((server) => `127.0.0.1:${server.port}`);
     await form(cli, addresses, replicas);
@@ -153,13 +155,13 @@ export const redisClusterService: ServiceDefinition = {
 };
 
 /** One cluster-enabled node; its bus port is a second free port (the default, port + 10,000, may be taken or out of range). */
-async function startNode(binary: string, nodeTimeoutMs: number): Promise<LocalRedis> {
+async function startNode(binary: string, nodeTimeoutMs: number, args: readonly string[]): Promise<LocalRedis> {
   return onFreePort(undefined, (busPort) =>
     startRedis({
       binary,
       args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort), '--cluster-node-timeout', String(nodeTimeoutMs),
         // A replica's first sync starts at once, not after the default 5 s wait for more replicas.
-        '--repl-diskless-sync-delay', '0'],
+        '--repl-diskless-sync-delay', '0', ...args],
     }),
   );
 }
