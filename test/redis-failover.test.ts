@@ -1,6 +1,4 @@
-import { type ChildProcess, execFile, fork } from 'node:child_process';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import {
   describeWithService,
@@ -19,6 +17,7 @@ import {
 } from '@ratekit/test-utils';
 import { DECISION_FUNCTION } from '@ratekit/redis';
 import { createClient } from 'redis';
+import { forkTypeScript } from './fork-typescript';
 import { ADMITTED, ALLOWED_BY_POLICY, type ClientName, DENIED_BY_POLICY, REFUSED, type Sample, type StartMessage, type Topology } from './redis-failover.shared';
 
 /**
@@ -55,7 +54,7 @@ import { ADMITTED, ALLOWED_BY_POLICY, type ClientName, DENIED_BY_POLICY, REFUSED
  *   master acknowledged in its last LAG_MS or had in flight when it died; on a
  *   restart that loses everything, admitted ≤ 2 × limit.
  *
- * The drivers run the TypeScript sources through tsx (as redis-multiprocess.test.ts).
+ * The drivers run the TypeScript sources through tsx ({@link forkTypeScript}).
  */
 
 const CLIENTS: readonly ClientName[] = ['node-redis', 'ioredis'];
@@ -105,13 +104,8 @@ class Driver {
   private readonly exited: Promise<unknown>;
 
   constructor(start: StartMessage) {
-    const root = resolve(__dirname, '..');
     this.run = { client: start.client, policy: start.onStoreError, samples: [] };
-    this.child = fork(join(__dirname, 'redis-failover.driver.ts'), [], {
-      execArgv: ['--import', pathToFileURL(require.resolve('tsx')).href],
-      env: { ...process.env, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json') },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    this.child = forkTypeScript('redis-failover.driver.ts');
     this.exited = new Promise((done) => this.child.once('exit', done));
     this.ready = new Promise((resolveReady, rejectReady) => {
       this.child.on('message', (message: { type: string; samples?: Sample[]; message?: string; crashes?: string[]; clientErrors?: number; closed?: boolean; failures?: Array<[string, number]> }) => {
