@@ -377,7 +377,7 @@ function describeScenario(
   definition: ServiceDefinition,
   prepare: (server: RunningServer) => Promise<Scenario>,
   overAdmission: { kind: 'lost-writes' } | { kind: 'all-lost' },
-  othersKeepServing = false,
+  { othersKeepServing = false, more }: { othersKeepServing?: boolean; more?: () => void } = {},
 ) {
   describeWithService(definition, title, (server) => {
     let result: RunResult;
@@ -391,6 +391,7 @@ function describeScenario(
       );
     }, 45_000);
     assertFailover(() => result, overAdmission, othersKeepServing);
+    more?.();
   });
 }
 
@@ -431,7 +432,7 @@ describeScenario(
     }
   },
   { kind: 'lost-writes' },
-  true,
+  { othersKeepServing: true },
 );
 
 describeScenario(
@@ -455,42 +456,44 @@ describeScenario(
   { kind: 'lost-writes' },
 );
 
-describe('Redis restarted without persistence', () => {
-  const restarted: LocalRedis[] = [];
-  afterAll(async () => {
-    await Promise.all(restarted.map((r) => r.stop()));
-  }, 30_000);
-  describeScenario(
-    'a Redis restart without persistence (SIGKILL, started again on the same port 1 s later, empty)',
-    service('Redis', (binary) => startRedis({ binary })),
-    async (server) => {
-      const redis = server as LocalRedis;
-      const keys = Array.from({ length: KEYS }, (_, i) => `k${i}`);
-      return {
-        topology: { kind: 'single', host: '127.0.0.1', port: redis.port },
-        keys,
-        namespace: freshNamespace('failover-restart'),
-        affected: new Set(keys.map((_, i) => i)),
-        kill: async () => {
-          const killedAt = Date.now();
-          process.kill(redis.pid, 'SIGKILL');
-          await sleep(1_000);
-          const again = await startRedis({ port: redis.port });
-          restarted.push(again);
-          return { killedAt, replacedAt: Date.now() };
-        },
-      };
-    },
-    { kind: 'all-lost' },
-  );
+/** The server the restart scenario started again, stopped after its tests. */
+let restarted: LocalRedis | undefined;
 
-  it('the restarted server has the function library again: the store loaded it on "Function not found"', async () => {
-    if (restarted.length === 0) return; // the scenario was skipped (no redis-server) or failed before the restart, and says so
-    const admin = await createClient({ socket: { host: '127.0.0.1', port: restarted[0]!.port } }).connect();
-    try {
-      expect(await admin.sendCommand(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION])).toHaveLength(1);
-    } finally {
-      await admin.quit();
-    }
-  });
-});
+describeScenario(
+  'a Redis restart without persistence (SIGKILL, started again on the same port 1 s later, empty)',
+  service('Redis', (binary) => startRedis({ binary })),
+  async (server) => {
+    const redis = server as LocalRedis;
+    const keys = Array.from({ length: KEYS }, (_, i) => `k${i}`);
+    return {
+      topology: { kind: 'single', host: '127.0.0.1', port: redis.port },
+      keys,
+      namespace: freshNamespace('failover-restart'),
+      affected: new Set(keys.map((_, i) => i)),
+      kill: async () => {
+        const killedAt = Date.now();
+        process.kill(redis.pid, 'SIGKILL');
+        await sleep(1_000);
+        restarted = await startRedis({ port: redis.port });
+        return { killedAt, replacedAt: Date.now() };
+      },
+    };
+  },
+  { kind: 'all-lost' },
+  {
+    more: () => {
+      afterAll(async () => {
+        await restarted?.stop();
+      }, 30_000);
+
+      it('the restarted server has the function library again: the store loaded it on "Function not found"', async () => {
+        const admin = await createClient({ socket: { host: '127.0.0.1', port: restarted!.port } }).connect();
+        try {
+          expect(await admin.sendCommand(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION])).toHaveLength(1);
+        } finally {
+          await admin.quit();
+        }
+      });
+    },
+  },
+);
