@@ -28,7 +28,7 @@ import { ADMITTED, ALLOWED_BY_POLICY, type ClientName, DENIED_BY_POLICY, REFUSED
  * | scenario | what is killed                           | what brings Redis back                                |
  * | -------- | ---------------------------------------- | ----------------------------------------------------- |
  * | cluster  | one of 3 masters (SIGKILL), 3 replicas   | its replica, promoted by the cluster (node timeout 1 s) |
- * | sentinel | the master (SIGKILL), 1 replica          | the replica, promoted by Sentinel (down after 1 s)    |
+ * | sentinel | the master (SIGKILL), 1 replica          | the replica, promoted by 3 sentinels (quorum 2, down after 1 s) |
  * | restart  | the only server (SIGKILL), no persistence | the same server started again 1 s later, empty       |
  *
  * Before a promotion the replica is made to lag by {@link INDUCED_LAG_MS}, so that the promotion loses writes.
@@ -436,8 +436,8 @@ describeScenario(
 );
 
 describeScenario(
-  'Redis Sentinel (master, 1 replica, 1 sentinel, down-after-milliseconds 1 s): the master SIGKILLed under load',
-  service('Redis Sentinel', (binary) => startRedisSentinel({ binary, replicas: 1, sentinels: 1, downAfterMs: 1_000, failoverTimeoutMs: 3_000 })),
+  'Redis Sentinel (master, 1 replica, 3 sentinels, quorum 2, down-after-milliseconds 1 s): the master SIGKILLed under load',
+  service('Redis Sentinel', (binary) => startRedisSentinel({ binary, replicas: 1, sentinels: 3, quorum: 2, downAfterMs: 1_000, failoverTimeoutMs: 3_000 })),
   async (server) => {
     const sentinel = server as LocalRedisSentinel;
     const keys = Array.from({ length: KEYS }, (_, i) => `k${i}`);
