@@ -1,8 +1,7 @@
-import { type ChildProcess, fork } from 'node:child_process';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import type { LimitOptions } from '@ratekit/core';
 import { describeWithService, freshNamespace, parseClusterNodes, redisClusterService, redisService, type RunningServer, type ServiceDefinition } from '@ratekit/test-utils';
+import { forkTypeScript } from './fork-typescript';
 
 /**
  * Several app servers, one budget: 4 worker processes (2 on node-redis, 2 on
@@ -32,14 +31,9 @@ class Worker {
 
   /** `redis`: REDIS_URL or RATEKIT_CLUSTER_NODES for the worker (see the worker's header). */
   constructor(redis: Record<string, string>, client: 'node-redis' | 'ioredis') {
-    const root = resolve(__dirname, '..');
-    const env: NodeJS.ProcessEnv = { ...process.env, RATEKIT_CLIENT: client, TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'), ...redis };
+    const env: NodeJS.ProcessEnv = { ...process.env, RATEKIT_CLIENT: client, ...redis };
     if (redis.RATEKIT_CLUSTER_NODES !== undefined) delete env.REDIS_URL;
-    this.child = fork(join(__dirname, 'redis-multiprocess.worker.ts'), [], {
-      execArgv: ['--import', pathToFileURL(require.resolve('tsx')).href],
-      env,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+    this.child = forkTypeScript('redis-multiprocess.worker.ts', env);
     this.ready = new Promise((resolveReady, rejectReady) => {
       this.child.on('message', (message: { type: string; id?: number; admitted?: number; refused?: number; message?: string }) => {
         if (message.type === 'ready') resolveReady();

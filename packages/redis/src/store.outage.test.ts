@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { createLimiter, type Decision, type Limiter, RateKitError } from '@ratekit/core';
-import { describeWithService, freezeProcesses, freshNamespace, type LocalRedis, privateRedisService, startRedis } from '@ratekit/test-utils';
+import { describeWithService, freezeProcesses, freshNamespace, type LocalRedis, privateRedisService, StallProbe, startRedis } from '@ratekit/test-utils';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { DECISION_FUNCTION } from './scripts.js';
@@ -114,33 +114,6 @@ interface LimiterRun {
   readonly onError: RateKitError[];
 }
 
-/**
- * Measures how late the test process's own timers fire: on a busy machine
- * the event loop can stall for longer than the timeout, and a decision
- * caught in such a stall waits for the process, not for the store. A
- * decision's allowance is the longest stall seen while it ran.
- */
-class StallProbe {
-  private readonly ticks: Array<{ at: number; lateMs: number }> = [];
-  private expected = performance.now() + PROBE_MS;
-  private readonly timer = setInterval(() => {
-    const now = performance.now();
-    this.ticks.push({ at: now, lateMs: Math.max(0, now - this.expected) });
-    this.expected = now + PROBE_MS;
-  }, PROBE_MS);
-
-  stop(): void {
-    clearInterval(this.timer);
-  }
-
-  /** The longest stall the probe saw end between `from` and shortly after `to`. */
-  longestStall(from: number, to: number): number {
-    let longest = 0;
-    for (const tick of this.ticks) if (tick.at >= from && tick.at <= to + 2 * PROBE_MS && tick.lateMs > longest) longest = tick.lateMs;
-    return longest;
-  }
-}
-
 interface OutageRun {
   readonly limiters: Record<PolicyName, LimiterRun>;
   readonly stalls: StallProbe;
@@ -202,7 +175,7 @@ async function runOutage(server: LocalRedis, connect: (url: string) => Promise<C
       await sleep(PAUSE_MS);
     }
   };
-  const stalls = new StallProbe();
+  const stalls = new StallProbe(PROBE_MS);
   const loops = built.flatMap(([run, limiter]) => Array.from({ length: LOOPS_PER_LIMITER }, (_, i) => loop(run, limiter, i)));
 
   try {

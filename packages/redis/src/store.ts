@@ -15,8 +15,8 @@ import { DECISION_FUNCTION, DECISION_LIBRARY, DECISION_SCRIPT, DECISION_SCRIPT_S
 const STORE_NAME = 'redis';
 
 /**
- * The part of a node-redis client (`redis` 5+, `createClient()` or
- * `createCluster()`) the store uses. Commands are routed by their first key,
+ * The part of a node-redis client (`redis` 5+, `createClient()`,
+ * `createCluster()` or `createSentinel()`) the store uses. Commands are routed by their first key,
  * so a cluster client works unchanged. With `fCall` (every node-redis 5+
  * client has it) the store calls its function library, loaded with
  * `FUNCTION LOAD` through `sendCommand` (on a cluster, on the node of the
@@ -31,8 +31,8 @@ export interface NodeRedisClientLike {
 }
 
 /**
- * The part of an ioredis client (`new Redis()` or `new Cluster()`) the store
- * uses. ioredis routes by key on a cluster, and applies its `keyPrefix`
+ * The part of an ioredis client (`new Redis()`, also with `sentinels`, or
+ * `new Cluster()`) the store uses. ioredis routes by key on a cluster, and applies its `keyPrefix`
  * option to the store's keys as to any other. With `fcall` (ioredis 5+) the
  * store calls its function library, loaded with `FUNCTION LOAD` through
  * `call` (on a cluster, on every master); without it, or on a server
@@ -271,6 +271,8 @@ function transport(client: unknown): Transport {
       const sendCommand = c.sendCommand as Send | undefined;
       // A node-redis cluster routes sendCommand by its first argument, a key; a client takes the command alone.
       const cluster = typeof c.nodeClient === 'function';
+      // A node-redis Sentinel client (createSentinel) takes whether the command is read-only first.
+      const sentinel = typeof c.getMasterNode === 'function';
       return {
         fcall:
           typeof nodeRedis.fCall === 'function' && typeof sendCommand === 'function'
@@ -278,7 +280,8 @@ function transport(client: unknown): Transport {
             : undefined,
         load: (key) => {
           const command = ['FUNCTION', 'LOAD', DECISION_LIBRARY];
-          return cluster ? sendCommand!.call(client, key, false, command) : sendCommand!.call(client, command);
+          if (cluster) return sendCommand!.call(client, key, false, command);
+          return sentinel ? sendCommand!.call(client, false, command) : sendCommand!.call(client, command);
         },
         script: (keys, argument) => {
           const command = { keys, arguments: [argument] };

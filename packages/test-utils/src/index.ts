@@ -22,11 +22,15 @@ export type { ArbitraryOptions, DifferentialOptions, Schedule, ScheduledRequest 
 export { describeWithService, findBinary, inCI, serviceSource } from './services.js';
 export type { RunningServer, ServiceDefinition, ServiceSource } from './services.js';
 export { freezeProcesses } from './freeze.js';
+export { StallProbe } from './stall-probe.js';
 export { freePort, onFreePort } from './ports.js';
 export { privateRedisService, redisService, startRedis } from './redis-server.js';
 export type { LocalRedis, StartRedisOptions } from './redis-server.js';
 export { parseClusterNodes, redisClusterService, startRedisCluster } from './redis-cluster.js';
 export type { ClusterNode, LocalRedisCluster, StartRedisClusterOptions } from './redis-cluster.js';
+export { redisSentinelService, startRedisSentinel } from './redis-sentinel.js';
+export type { LocalRedisSentinel, StartRedisSentinelOptions } from './redis-sentinel.js';
+export { replicationInfo, waitForReplicasInSync } from './replication.js';
 export { findInitdb, postgresService, startPostgres } from './postgres-server.js';
 export type { LocalPostgres, StartPostgresOptions } from './postgres-server.js';
 export { memcachedService, startMemcached } from './memcached-server.js';

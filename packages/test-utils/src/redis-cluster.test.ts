@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { parseClusterNodes, redisClusterService, startRedisCluster } from './redis-cluster.js';
+import { replicationInfo } from './replication.js';
 import { serviceSource } from './services.js';
 
 const run = promisify(execFile);
@@ -47,6 +48,28 @@ if (source.kind === 'missing') process.stderr.write(`[ratekit tests] skipped "st
       for (const server of cluster.servers) {
         await expect(run('redis-cli', ['-h', '127.0.0.1', '-p', String(server.port), 'ping'])).rejects.toThrow();
         expect(existsSync(`/proc/${server.pid}`)).toBe(false);
+      }
+    }, 30_000);
+  });
+
+  describe('with replicas', () => {
+    it('starts 3 masters and 3 replicas, each replica in sync with its master when it resolves, with the node timeout given', async () => {
+      const cluster = await startRedisCluster({ replicas: 1, nodeTimeoutMs: 1_000 });
+      try {
+        expect(cluster.servers).toHaveLength(6);
+        const infos = await Promise.all(cluster.servers.map((s) => replicationInfo('redis-cli', s.port)));
+        const replicas = infos.filter((info) => info.get('role') === 'slave');
+        expect(replicas).toHaveLength(3);
+        expect(new Set(replicas.map((r) => r.get('master_port'))).size).toBe(3);
+        for (const replica of replicas) {
+          expect(replica.get('master_link_status')).toBe('up');
+          const master = infos[cluster.servers.findIndex((s) => String(s.port) === replica.get('master_port'))]!;
+          expect(Number(replica.get('slave_repl_offset'))).toBeGreaterThanOrEqual(Number(master.get('master_repl_offset')));
+        }
+        const { stdout } = await run('redis-cli', ['-p', String(cluster.nodes[0]!.port), 'config', 'get', 'cluster-node-timeout']);
+        expect(stdout.trim().split('\n')[1]).toBe('1000');
+      } finally {
+        await cluster.stop();
       }
     }, 30_000);
   });

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { onFreePort } from './ports.js';
 import { type LocalRedis, startRedis } from './redis-server.js';
+import { replicationInfo, waitForReplicasInSync } from './replication.js';
 import { findBinary, type RunningServer, type ServiceDefinition } from './services.js';
 
 const run = promisify(execFile);
@@ -19,8 +20,18 @@ export interface StartRedisClusterOptions {
   binary?: string;
   /** The redis-cli binary that forms the cluster. @default `redis-cli` next to `binary`, else on PATH */
   cli?: string;
-  /** How many masters (no replicas). `redis-cli --cluster create` needs at least 3. @default 3 */
+  /** How many masters. `redis-cli --cluster create` needs at least 3. @default 3 */
   masters?: number;
+  /**
+   * How many replicas per master. With replicas, the cluster is returned
+   * once every replica is in sync with its master (a replica that never
+   * synced is not promoted). @default 0
+   */
+  replicas?: number;
+  /** `cluster-node-timeout`: how long a master may be unreachable before its replica is promoted, in ms. @default 5_000 */
+  nodeTimeoutMs?: number;
+  /** Extra `redis-server` arguments for every node, e.g. `['--cluster-require-full-coverage', 'no']`. */
+  args?: readonly string[];
   /** How long to wait for `cluster_state:ok` on every node once the cluster is formed, in ms. @default 20_000 */
   readyTimeoutMs?: number;
 }
@@ -30,20 +41,23 @@ export interface LocalRedisCluster extends RunningServer {
   /** The nodes as `REDIS_CLUSTER_NODES` spells them: `127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3`. */
   readonly url: string;
   readonly nodes: readonly ClusterNode[];
-  /** The redis-server processes, one per master. */
+  /** The redis-server processes, one per node (masters and replicas; `CLUSTER NODES` says which is which). */
   readonly servers: readonly LocalRedis[];
 }
 
 /**
- * Starts a Redis Cluster of `masters` masters (no replicas) on free loopback
- * ports, from the redis-server on the machine:
+ * Starts a Redis Cluster of `masters` masters, each with `replicas`
+ * replicas (none by default), on free loopback ports, from the redis-server
+ * on the machine:
  *
  * 1. one `redis-server --cluster-enabled yes --cluster-config-file nodes.conf
- *    --cluster-port <free port>` per master, each in a temporary directory of
- *    its own, without persistence (see {@link startRedis});
- * 2. `redis-cli --cluster create <nodes> --cluster-replicas 0 --cluster-yes`,
- *    which splits the 16,384 slots evenly;
- * 3. waits until `CLUSTER INFO` says `cluster_state:ok` on every node.
+ *    --cluster-port <free port> --cluster-node-timeout <nodeTimeoutMs>` per
+ *    node, each in a temporary directory of its own, without persistence
+ *    (see {@link startRedis});
+ * 2. `redis-cli --cluster create <nodes> --cluster-replicas <replicas> --cluster-yes`,
+ *    which splits the 16,384 slots evenly over the masters;
+ * 3. waits until `CLUSTER INFO` says `cluster_state:ok` on every node, and
+ *    every replica is in sync with its master.
  *
  * `stop()` kills the servers and removes their directories.
  *
@@ -63,15 +77,29 @@ export async function startRedisCluster(options: StartRedisClusterOptions = {}):
   if (cli === undefined) throw new Error('Could not start a Redis Cluster: `redis-cli` was not found next to redis-server or on PATH');
   const masters = options.masters ?? 3;
   if (!Number.isInteger(masters) || masters < 3) throw new Error(`A Redis Cluster needs at least 3 masters, got ${masters}`);
+  const replicas = options.replicas ?? 0;
+  if (!Number.isInteger(replicas) || replicas < 0) throw new Error(`Expected a whole number of replicas per master, got ${replicas}`);
+  const nodeTimeoutMs = options.nodeTimeoutMs ?? 5_000;
 
   const servers: LocalRedis[] = [];
   const stopAll = () => Promise.all(servers.map((server) => server.stop())).then(() => undefined);
   try {
-    const started = await Promise.all(Array.from({ length: masters }, () => startNode(binary)));
+    const started = await Promise.all(Array.from({ length: masters * (1 + replicas) }, () => startNode(binary, nodeTimeoutMs, options.args ?? [])));
     servers.push(...started);
     const addresses = servers.map((server) => `127.0.0.1:${server.port}`);
-    await form(cli, addresses);
-    await waitUntilOk(cli, servers, options.readyTimeoutMs ?? 20_000);
+    await form(cli, addresses, replicas);
+    const readyTimeoutMs = options.readyTimeoutMs ?? 20_000;
+    const deadline = Date.now() + readyTimeoutMs;
+    await waitUntilOk(cli, servers, readyTimeoutMs);
+    if (replicas > 0) {
+      let replicaPorts = await replicasOf(cli, servers);
+      while (replicaPorts.length !== masters * replicas) {
+        if (Date.now() > deadline) throw new Error(`Expected ${masters * replicas} replicas in the Redis Cluster, found ${replicaPorts.length}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        replicaPorts = await replicasOf(cli, servers);
+      }
+      await waitForReplicasInSync(cli, replicaPorts, Math.max(1_000, deadline - Date.now()));
+    }
     let stopped: Promise<void> | undefined;
     return {
       url: addresses.join(','),
@@ -127,18 +155,26 @@ export const redisClusterService: ServiceDefinition = {
 };
 
 /** One cluster-enabled node; its bus port is a second free port (the default, port + 10,000, may be taken or out of range). */
-async function startNode(binary: string): Promise<LocalRedis> {
+async function startNode(binary: string, nodeTimeoutMs: number, args: readonly string[]): Promise<LocalRedis> {
   return onFreePort(undefined, (busPort) =>
     startRedis({
       binary,
-      args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort), '--cluster-node-timeout', '5000'],
+      args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort), '--cluster-node-timeout', String(nodeTimeoutMs),
+        // A replica's first sync starts at once, not after the default 5 s wait for more replicas.
+        '--repl-diskless-sync-delay', '0', ...args],
     }),
   );
 }
 
-async function form(cli: string, addresses: readonly string[]): Promise<void> {
+/** The ports of the nodes that are replicas, by their own `INFO replication`. */
+async function replicasOf(cli: string, servers: readonly LocalRedis[]): Promise<number[]> {
+  const roles = await Promise.all(servers.map(async (server) => ({ port: server.port, role: (await replicationInfo(cli, server.port)).get('role') })));
+  return roles.filter((node) => node.role === 'slave').map((node) => node.port);
+}
+
+async function form(cli: string, addresses: readonly string[], replicas: number): Promise<void> {
   try {
-    await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', '0', '--cluster-yes'], { timeout: 30_000 });
+    await run(cli, ['--cluster', 'create', ...addresses, '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 30_000 });
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string };
     throw new Error(`redis-cli --cluster create ${addresses.join(' ')} failed: ${(error as Error).message}\n${stdout ?? ''}${stderr ?? ''}`, { cause: error });

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { onFreePort } from './ports.js';
 import { waitForReply } from './probe.js';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,12 @@ export interface StartRedisOptions {
   args?: readonly string[];
   /** How long to wait for the server to answer PING, in ms. @default 10_000 */
   readyTimeoutMs?: number;
+  /**
+   * The text of a configuration file, written to `redis.conf` in the server's
+   * directory and passed first (the arguments above override it). Sentinel
+   * needs one it can rewrite: `config: 'sentinel monitor …'` with `args: ['--sentinel']`.
+   */
+  config?: string;
 }
 
 /** A `redis-server` started by {@link startRedis}. */
@@ -67,7 +73,12 @@ export const privateRedisService: ServiceDefinition = {
 
 async function launch(binary: string, port: number, options: StartRedisOptions): Promise<LocalRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'ratekit-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])];
+  const config: string[] = [];
+  if (options.config !== undefined) {
+    config.push(join(dir, 'redis.conf'));
+    writeFileSync(config[0]!, options.config);
+  }
+  const args = [...config, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(options.args ?? [])];
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const collect = (chunk: Buffer) => {
