@@ -179,6 +179,8 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
   // Shared stores only; off the in-memory path entirely (see `decide` below).
   const refusalCacheOption = resolveRefusalCacheOption(options.refusalCache, store);
   const refusals = refusalCacheOption === false ? undefined : new RefusalCache(refusalCacheOption.maxKeys);
+  // A shared store that decides in process (e.g. @ratekit/synced) answers synchronously: so does its cache.
+  let storeAnswersSync = false;
 
   function costOf(call: CallOptions<TContext> | undefined): number {
     const cost = call?.cost ?? (typeof defaultCost === 'function' ? defaultCost(call?.context as TContext) : defaultCost);
@@ -240,8 +242,8 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
           const { policy, allowed, remaining, retryAfterMs } = kept;
           decisionChannel.publish({ prefix: namespace, key, mode, policy, allowed, cost, remaining, retryAfterMs, store: store.name, storeDurationMs: 0, fallback: false, source: 'cache' });
         }
-        // A Promise, as every answer of a remote store is (callers may rely on `.then`).
-        return Promise.resolve(kept);
+        // In the store's own form: a Promise for a store that answers with one (callers may rely on `.then`).
+        return storeAnswersSync ? kept : Promise.resolve(kept);
       }
     }
     const generation = cache.generation;
@@ -257,7 +259,10 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     } catch (error) {
       return recover(error, mode, key, call, limits, nowMs);
     }
-    if (!isPromise(result)) return answered(result);
+    if (!isPromise(result)) {
+      storeAnswersSync = true;
+      return answered(result);
+    }
     return bounded(result, answered, (error) => recover(error, mode, key, call, limits, nowMs));
   }
 
@@ -289,7 +294,10 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     } catch (error) {
       return fall(error);
     }
-    if (!isPromise(result)) return publish(answered === undefined ? result : answered(result), false);
+    if (!isPromise(result)) {
+      storeAnswersSync = true;
+      return publish(answered === undefined ? result : answered(result), false);
+    }
     return bounded(result, (decision) => publish(answered === undefined ? decision : answered(decision), false), fall);
   }
 

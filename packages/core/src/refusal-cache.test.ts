@@ -358,3 +358,16 @@ describe('the refusal cache', () => {
     });
   });
 });
+
+describe('the refusal cache on a shared store that answers synchronously', () => {
+  it('answers in the store\'s form: a plain value, no Promise (as @ratekit/synced does)', () => {
+    const inner = memoryStore({ pruneIntervalMs: 0 });
+    const calls: EvaluateRequest[] = [];
+    const store: RateLimitStore = { name: 'sync-shared', shared: true, clock: 'caller', evaluate: (r) => (calls.push(r), inner.evaluate(r)), resetKey: (k, n) => inner.resetKey(k, n) };
+    const limiter = createLimiter({ limits: { limit: 1, windowMs: 1_000 }, store, now: () => T0 });
+    const answers = [limiter.consume('k'), limiter.consume('k'), limiter.consume('k')];
+    for (const answer of answers) expect(answer).not.toBeInstanceOf(Promise);
+    expect((answers[2] as Decision).source).toBe('cache');
+    expect(calls).toHaveLength(2);
+  });
+});
