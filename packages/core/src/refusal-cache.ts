@@ -41,6 +41,12 @@ import { assertInteger, assertKnownKeys } from './validate.js';
  * reading, so a local deadline is never later than the store's own, whatever
  * the skew between the two clocks.
  *
+ * Requests in flight: a refusal answered after a refund or reset of this
+ * limiter that was sent later is not kept (see {@link RefusalCache.generation}).
+ * One answered after an admission sent later (here or elsewhere) is kept:
+ * it is still a refusal, and the admission can only make the store's next
+ * answer a later one, so the kept one ends no later than the store's would.
+ *
  * Bounded like the memory store: at most `maxKeys` entries in an
  * {@link LruIndex} (least recently used evicted first), no timer, an expired
  * entry dropped when it is next read. Eviction only sends that key's next
