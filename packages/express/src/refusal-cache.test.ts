@@ -1,4 +1,3 @@
-import type { EvaluateRequest, RateLimitStore } from '@ratekit/core';
 import { sharedMemoryStore } from '@ratekit/test-utils';
 import express from 'express';
 import request from 'supertest';
@@ -7,13 +6,6 @@ import { rateLimit } from './rate-limit.js';
 import type { RateLimitOptions } from './types.js';
 
 const T0 = 1_795_262_400_000;
-
-/** A shared (remote-like) store counting the decisions it is asked for. */
-function countingStore(): RateLimitStore & { calls: EvaluateRequest[] } {
-  const inner = sharedMemoryStore();
-  const calls: EvaluateRequest[] = [];
-  return { ...inner, calls, evaluate: (r) => (calls.push(r), inner.evaluate(r)) };
-}
 
 function appWith(options: Partial<RateLimitOptions>) {
   const app = express();
@@ -24,7 +16,7 @@ function appWith(options: Partial<RateLimitOptions>) {
 
 describe('refusals answered in-process (refusalCache)', () => {
   it('ratekit mode on a shared store: on by default; a cached refusal has the same status, headers and body as the store\'s', async () => {
-    const store = countingStore();
+    const store = sharedMemoryStore();
     const app = appWith({ store });
     await request(app).get('/').expect(200);
     const fromStore = await request(app).get('/').expect(429);
@@ -38,19 +30,19 @@ describe('refusals answered in-process (refusalCache)', () => {
   });
 
   it('refusalCache: false sends every request to the store', async () => {
-    const store = countingStore();
+    const store = sharedMemoryStore();
     const app = appWith({ store, refusalCache: false });
     for (let i = 0; i < 4; i++) await request(app).get('/');
     expect(store.calls).toHaveLength(4);
   });
 
   it('refuses a bad refusalCache when the middleware is built, naming it', () => {
-    expect(() => appWith({ store: countingStore(), refusalCache: { maxKeys: 0 } })).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'refusalCache.maxKeys' }) as Error);
+    expect(() => appWith({ store: sharedMemoryStore(), refusalCache: { maxKeys: 0 } })).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'refusalCache.maxKeys' }) as Error);
   });
 
   it('RateKitStore (a drop-in express-rate-limit store): off by default, on when asked', async () => {
     for (const [refusalCache, expected] of [[undefined, 4], [true, 2]] as const) {
-      const store = countingStore();
+      const store = sharedMemoryStore();
       const app = express();
       const ratekit = new RateKitStore({ store, now: () => T0, limits: { limit: 1, windowMs: 60_000 }, ...(refusalCache === undefined ? {} : { refusalCache }) });
       app.use(rateLimit({ windowMs: 60_000, limit: 1, store: ratekit }));

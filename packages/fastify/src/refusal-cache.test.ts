@@ -1,23 +1,15 @@
-import type { EvaluateRequest, RateLimitStore } from '@ratekit/core';
 import { sharedMemoryStore } from '@ratekit/test-utils';
 import Fastify from 'fastify';
 import fastifyRateLimit from './index.js';
 
 const T0 = 1_795_262_400_000;
 
-/** A shared (remote-like) store counting the decisions it is asked for. */
-function countingStore(): RateLimitStore & { calls: EvaluateRequest[] } {
-  const inner = sharedMemoryStore();
-  const calls: EvaluateRequest[] = [];
-  return { ...inner, calls, evaluate: (r) => (calls.push(r), inner.evaluate(r)) };
-}
-
 describe('refusals answered in-process (refusalCache, ratekit mode)', () => {
   it.each([
     [undefined, 2],
     [false, 4],
   ] as const)('refusalCache %p: %i store calls for one admission and three refusals; the same answer each time', async (refusalCache, calls) => {
-    const store = countingStore();
+    const store = sharedMemoryStore();
     const app = Fastify();
     await app.register(fastifyRateLimit, { max: 1, timeWindow: 60_000, store, now: () => T0, ...(refusalCache === undefined ? {} : { refusalCache }) });
     app.get('/', async () => 'ok');

@@ -1,4 +1,3 @@
-import type { EvaluateRequest, RateLimitStore } from '@ratekit/core';
 import { sharedMemoryStore } from '@ratekit/test-utils';
 import Koa from 'koa';
 import request from 'supertest';
@@ -6,19 +5,12 @@ import { ratelimit } from './rate-limit.js';
 
 const T0 = 1_795_262_400_000;
 
-/** A shared (remote-like) store counting the decisions it is asked for. */
-function countingStore(): RateLimitStore & { calls: EvaluateRequest[] } {
-  const inner = sharedMemoryStore();
-  const calls: EvaluateRequest[] = [];
-  return { ...inner, calls, evaluate: (r) => (calls.push(r), inner.evaluate(r)) };
-}
-
 describe('refusals answered in-process (refusalCache, ratekit mode)', () => {
   it.each([
     [undefined, 2],
     [false, 4],
   ] as const)('refusalCache %p: %i store calls for one admission and three refusals; the same answer each time', async (refusalCache, calls) => {
-    const store = countingStore();
+    const store = sharedMemoryStore();
     const app = new Koa();
     app.use(ratelimit({ limits: { limit: 1, windowMs: 60_000 }, store, now: () => T0, standardHeaders: 'draft-7', ...(refusalCache === undefined ? {} : { refusalCache }) }));
     app.use((ctx) => {

@@ -4,6 +4,7 @@ import {
   createLimiter,
   type Decision,
   type EvaluateMode,
+  type EvaluateRequest,
   type LimitOptions,
   type Limiter,
   type MaybePromise,
@@ -220,15 +221,20 @@ function withoutPenalties(limit: LimitOptions): LimitOptions {
 /**
  * The in-memory store presented as a shared store (`shared: true`, answers
  * as Promises), so the refusal cache, which serves only shared stores, can
- * be tested without a server.
+ * be tested without a server. `calls` lists the decisions it was asked for.
  */
-export function sharedMemoryStore(): RateLimitStore {
+export function sharedMemoryStore(): RateLimitStore & { readonly calls: EvaluateRequest[] } {
   const inner = memoryStore({ maxKeys: 10_000, pruneIntervalMs: 0 });
+  const calls: EvaluateRequest[] = [];
   return {
     name: 'memory (shared)',
     shared: true,
     clock: 'caller',
-    evaluate: (request) => Promise.resolve(inner.evaluate(request)),
+    calls,
+    evaluate: (request) => {
+      calls.push(request);
+      return Promise.resolve(inner.evaluate(request));
+    },
     resetKey: (key, namespace) => Promise.resolve(inner.resetKey(key, namespace)),
     dispose: () => inner.dispose(),
   };
