@@ -69,6 +69,15 @@ export interface Decision {
   readonly policy: string;
   /** One entry per limit, in the order of the policy. */
   readonly limits: readonly LimitDecision[];
+  /**
+   * Where the decision came from when not from the store: `'cache'` for a
+   * refusal a limiter answered from its refusal cache without calling the
+   * store (the `refusalCache` option of `createLimiter`; Upstash's
+   * `reason: 'cacheBlock'`): the store's refusal of the same request, its
+   * durations shortened by the time since. Absent when the store (or
+   * `onStoreError`) decided.
+   */
+  readonly source?: 'cache';
 }
 
 /**

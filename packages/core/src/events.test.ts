@@ -27,8 +27,8 @@ describe('diagnostics_channel events', () => {
       limiter.consume('alice');
     });
     expect(events.map(({ storeDurationMs, ...rest }) => rest)).toEqual([
-      { prefix: 'api', key: 'alice', mode: 'consume', policy: 'per-second', allowed: true, cost: 1, remaining: 0, retryAfterMs: 0, store: 'memory', fallback: false },
-      { prefix: 'api', key: 'alice', mode: 'consume', policy: 'per-second', allowed: false, cost: 1, remaining: 0, retryAfterMs: 1_000, store: 'memory', fallback: false },
+      { prefix: 'api', key: 'alice', mode: 'consume', policy: 'per-second', allowed: true, cost: 1, remaining: 0, retryAfterMs: 0, store: 'memory', fallback: false, source: 'store' },
+      { prefix: 'api', key: 'alice', mode: 'consume', policy: 'per-second', allowed: false, cost: 1, remaining: 0, retryAfterMs: 1_000, store: 'memory', fallback: false, source: 'store' },
     ]);
     expect(events.every((e) => e.storeDurationMs >= 0)).toBe(true);
   });

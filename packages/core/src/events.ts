@@ -42,6 +42,12 @@ export interface DecisionEvent {
   readonly storeDurationMs: number;
   /** True when the store failed and `onStoreError` (`'allow'`, `'deny'` or a fallback limiter) decided. */
   readonly fallback: boolean;
+  /**
+   * `'cache'` when the limiter answered a refusal from its refusal cache
+   * without calling the store (`Decision.source`; `storeDurationMs` is then
+   * 0), else `'store'` (the store decided, or `onStoreError` when `fallback`).
+   */
+  readonly source: 'store' | 'cache';
 }
 
 /** Published on `ratekit:store:error` for every store failure, whatever `onStoreError` then does. */

@@ -3,13 +3,14 @@ import { RateKitError, RateKitOptionError } from './errors.js';
 import { decisionChannel, storeErrorChannel } from './events.js';
 import { capacityOf, type LimitOptions, type ResolvedLimit, resolveLimit } from './limit.js';
 import { evaluatePolicy, type EvaluateMode } from './policy.js';
+import { RefusalCache, resolveRefusalCacheOption } from './refusal-cache.js';
 import { memoryConsumeOf, memoryStore } from './stores/memory.js';
 import type { MaybePromise, RateLimitStore } from './stores/types.js';
 import { resolveStoreTimeoutMs, storeCallBound } from './store-timeout.js';
 import { assertFunction, assertKnownKeys, assertNonNegative, assertObject, assertPositive } from './validate.js';
 
 /** The options {@link createLimiter} takes. */
-const LIMITER_OPTIONS = ['limits', 'store', 'prefix', 'cost', 'now', 'onStoreError', 'storeTimeoutMs', 'onError'] as const;
+const LIMITER_OPTIONS = ['limits', 'store', 'prefix', 'cost', 'now', 'onStoreError', 'storeTimeoutMs', 'onError', 'refusalCache'] as const;
 
 /** One limit, several limits (all-or-nothing), or a function of the request context choosing them. */
 export type LimitsOption<TContext> = LimitOptions | readonly LimitOptions[] | ((context: TContext) => LimitOptions | readonly LimitOptions[]);
@@ -59,6 +60,25 @@ export interface LimiterOptions<TContext = unknown> {
   storeTimeoutMs?: number;
   /** Receives store failures handled by `onStoreError` (`'allow'`, `'deny'` or a fallback). @default console.error */
   onError?: (error: RateKitError) => void;
+  /**
+   * Refusals answered in-process, for a shared store (`store.shared`: Redis,
+   * PostgreSQL, Memcached): the limiter keeps the keys the store has just
+   * refused, and until when, and refuses the same request (same key, limits
+   * and cost) again without calling the store until then, with the store's
+   * answer re-timed (`Decision.source` is `'cache'`). It never changes a
+   * decision; a refusal it cannot be sure will repeat is not kept (see
+   * `refusal-cache.ts`).
+   * - `true` or `{ maxKeys }`: on, holding at most `maxKeys` keys (least
+   *   recently used evicted first; an evicted key is asked of the store again);
+   * - `false`: off, every request goes to the store.
+   * A `refund` or `reset` through this limiter forgets the key at once; one
+   * through another limiter or process is seen when the kept refusal ends
+   * (at most its `retryAfterMs`). Ignored for in-process stores (the memory
+   * store answers from memory anyway).
+   * @default `{ maxKeys: 10_000 }` when `store.shared`, else off
+   * @throws {RateKitOptionError} at build time for anything but a boolean or `{ maxKeys }` with an integer ≥ 1.
+   */
+  refusalCache?: boolean | { maxKeys?: number };
 }
 
 /** Per-call options of the limiter operations. */
@@ -156,6 +176,11 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
   const bounded = storeCallBound(storeTimeoutMs, store.name);
   // The memory store's direct path for a consume (no request object).
   const consumeDirect = memoryConsumeOf(store);
+  // Shared stores only; off the in-memory path entirely (see `decide` below).
+  const refusalCacheOption = resolveRefusalCacheOption(options.refusalCache, store);
+  const refusals = refusalCacheOption === false ? undefined : new RefusalCache(refusalCacheOption.maxKeys);
+  // A shared store that decides in process (e.g. @ratekit/synced) answers synchronously: so does its cache.
+  let storeAnswersSync = false;
 
   function costOf(call: CallOptions<TContext> | undefined): number {
     const cost = call?.cost ?? (typeof defaultCost === 'function' ? defaultCost(call?.context as TContext) : defaultCost);
@@ -165,7 +190,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
 
   function run(mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined): MaybePromise<Decision> {
     if (typeof key !== 'string') throw new RateKitError('ERR_RATEKIT_KEY', `Expected the key to be a string, got ${typeof key}`);
-    if (decisionChannel.hasSubscribers) return observed(mode, key, call);
+    if (decisionChannel.hasSubscribers) return observed(mode, key, call, limitsFor(call?.context as TContext), costOf(call), now(), undefined);
     const limits = limitsFor(call?.context as TContext);
     const cost = costOf(call);
     const nowMs = now();
@@ -195,14 +220,71 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     return bounded(result, undefined, (error) => recover(error, mode, key, call, limits, nowMs));
   }
 
-  /** {@link run} with a `ratekit:decision` subscriber: the same steps, timed and published. */
-  function observed(mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined): MaybePromise<Decision> {
+  /**
+   * {@link run} for a limiter with a refusal cache (shared stores only: the
+   * in-memory path never comes here, see `decide`). A refusal the cache
+   * keeps for this key, limits and cost is answered at once, without the
+   * store; otherwise the store decides and its answer goes to the cache. A
+   * refund forgets the key before it is sent and once it is answered.
+   * Failures recovered by `onStoreError` never reach the cache.
+   */
+  function runCached(mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined): MaybePromise<Decision> {
+    if (typeof key !== 'string') throw new RateKitError('ERR_RATEKIT_KEY', `Expected the key to be a string, got ${typeof key}`);
+    const cache = refusals!;
     const limits = limitsFor(call?.context as TContext);
-    const request = { key, namespace, limits, cost: costOf(call), mode, nowMs: now() };
+    const cost = costOf(call);
+    const nowMs = now();
+    if (mode === 'refund') cache.forget(key);
+    else {
+      const kept = cache.lookup(key, limits, cost, nowMs);
+      if (kept !== undefined) {
+        if (decisionChannel.hasSubscribers) {
+          const { policy, allowed, remaining, retryAfterMs } = kept;
+          decisionChannel.publish({ prefix: namespace, key, mode, policy, allowed, cost, remaining, retryAfterMs, store: store.name, storeDurationMs: 0, fallback: false, source: 'cache' });
+        }
+        // In the store's own form: a Promise for a store that answers with one (callers may rely on `.then`).
+        return storeAnswersSync ? kept : Promise.resolve(kept);
+      }
+    }
+    const generation = cache.generation;
+    const answered = (decision: Decision): Decision => {
+      if (mode === 'refund') cache.forget(key);
+      else cache.settle(key, limits, cost, nowMs, decision, generation);
+      return decision;
+    };
+    if (decisionChannel.hasSubscribers) return observed(mode, key, call, limits, cost, nowMs, answered);
+    let result: MaybePromise<Decision>;
+    try {
+      result = store.evaluate({ key, namespace, limits, cost, mode, nowMs });
+    } catch (error) {
+      return recover(error, mode, key, call, limits, nowMs);
+    }
+    if (!isPromise(result)) {
+      storeAnswersSync = true;
+      return answered(result);
+    }
+    return bounded(result, answered, (error) => recover(error, mode, key, call, limits, nowMs));
+  }
+
+  /**
+   * {@link run} with a `ratekit:decision` subscriber: the same steps, timed
+   * and published. `answered`, when given, sees the store's answers (not
+   * the fallback's) first.
+   */
+  function observed(
+    mode: EvaluateMode,
+    key: string,
+    call: CallOptions<TContext> | undefined,
+    limits: readonly ResolvedLimit[],
+    cost: number,
+    nowMs: number,
+    answered: ((decision: Decision) => Decision) | undefined,
+  ): MaybePromise<Decision> {
+    const request = { key, namespace, limits, cost, mode, nowMs };
     const startedMs = performance.now();
     const publish = (decision: Decision, fallback: boolean): Decision => {
       const { policy, allowed, cost, remaining, retryAfterMs } = decision;
-      decisionChannel.publish({ prefix: namespace, key, mode, policy, allowed, cost, remaining, retryAfterMs, store: store.name, storeDurationMs: performance.now() - startedMs, fallback });
+      decisionChannel.publish({ prefix: namespace, key, mode, policy, allowed, cost, remaining, retryAfterMs, store: store.name, storeDurationMs: performance.now() - startedMs, fallback, source: 'store' });
       return decision;
     };
     const fall = (error: unknown) => then(recover(error, mode, key, call, limits, request.nowMs), (decision) => publish(decision, true));
@@ -212,8 +294,11 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     } catch (error) {
       return fall(error);
     }
-    if (!isPromise(result)) return publish(result, false);
-    return bounded(result, (decision) => publish(decision, false), fall);
+    if (!isPromise(result)) {
+      storeAnswersSync = true;
+      return publish(answered === undefined ? result : answered(result), false);
+    }
+    return bounded(result, (decision) => publish(answered === undefined ? decision : answered(decision), false), fall);
   }
 
   /** Throws the store error under `'throw'`; otherwise hands it to `onError` so it is never swallowed. */
@@ -231,6 +316,9 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
   }
 
   function resetKey(key: string, call: CallOptions<TContext> | undefined): MaybePromise<void> {
+    // Forgotten when sent and again when answered (see RefusalCache.generation).
+    refusals?.forget(key);
+    const forget = refusals === undefined ? undefined : () => refusals.forget(key);
     const failed = (error: unknown): MaybePromise<void> => {
       report(error, key);
       if (typeof onStoreError === 'object') return onStoreError.reset(key, call);
@@ -242,7 +330,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
       return failed(error);
     }
     if (!isPromise(result)) return result;
-    return bounded(result, undefined, failed);
+    return bounded(result, forget, failed);
   }
 
   function recover(
@@ -260,12 +348,15 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     return { ...fresh, allowed, retryAfterMs: allowed ? 0 : 1_000, cost: costOf(call) };
   }
 
+  // Chosen once: a limiter without a refusal cache (every in-memory one) runs `run` as before.
+  const decide = refusals === undefined ? run : runCached;
+
   const limiter: Limiter<TContext> = {
     store,
     limitsFor,
-    consume: (key, call) => run('consume', key, call),
-    peek: (key, call) => run('peek', key, call),
-    refund: (key, call) => run('refund', key, call),
+    consume: (key, call) => decide('consume', key, call),
+    peek: (key, call) => decide('peek', key, call),
+    refund: (key, call) => decide('refund', key, call),
     reset: (key, call) => resetKey(key, call),
     async wait(key, call) {
       assertObject('options', call);
@@ -273,7 +364,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
       const deadline = now() + call.maxWaitMs;
       for (;;) {
         call.signal?.throwIfAborted();
-        const decision = await run('consume', key, call);
+        const decision = await decide('consume', key, call);
         const left = deadline - now();
         if (decision.allowed) {
           if (decision.delayMs <= 0) return decision;
@@ -282,12 +373,12 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
               await sleep(decision.delayMs, call.signal);
             } catch (reason) {
               // Aborted while holding an admitted call: give its charge back.
-              await run('refund', key, { ...call, cost: decision.cost });
+              await decide('refund', key, { ...call, cost: decision.cost });
               throw reason;
             }
             return decision;
           }
-          await run('refund', key, { ...call, cost: decision.cost });
+          await decide('refund', key, { ...call, cost: decision.cost });
           throw waitTimeout(decision.delayMs, call.maxWaitMs);
         }
         if (decision.retryAfterMs === Infinity) {

@@ -29,7 +29,7 @@ import { isRateKitStore } from './is-ratekit-store.js';
 import type { Options, ResolvedRateLimitOptions } from './types.js';
 
 /** Options that only ratekit mode has: any of them selects it. */
-export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError'] as const;
+export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError', 'refusalCache'] as const;
 
 
 /** ratekit mode: a core limiter decides. */
@@ -94,6 +94,7 @@ export function resolveRateKit(
     onStoreError,
     storeTimeoutMs: options.storeTimeoutMs,
     onError,
+    refusalCache: options.refusalCache,
   });
   common.validations.creationStack({ localKeys: !limiter.store.shared });
 

@@ -198,6 +198,8 @@ export interface Options {
   onStoreError?: StoreErrorPolicy;
   /** ratekit mode: the longest an asynchronous store call may take, in ms. @default 1_000 */
   storeTimeoutMs?: number;
+  /** ratekit mode: refusals answered in-process on a shared store (core's `refusalCache`); `false` sends every request to the store. @default `{ maxKeys: 10_000 }` with a shared store */
+  refusalCache?: boolean | { maxKeys?: number };
   /** ratekit mode: receives store failures handled by `onStoreError` and failed refunds. @default `logger.error` */
   onError?: (error: RateKitError) => void;
   /** The clock, Unix epoch ms; inject a fixed one in tests. Neutral: does not select a mode. @default `Date.now()` */
@@ -301,7 +303,7 @@ export type DelayFn = (used: number, request: Request, response: Response) => nu
  * `limit`, `max`, `handler` and ratekit's options do not.
  */
 export interface SlowDownOptions
-  extends Omit<RateLimitOptions, 'limit' | 'max' | 'handler' | 'message' | 'statusCode' | 'algorithm' | 'limits' | 'cost' | 'prefix' | 'onStoreError' | 'storeTimeoutMs' | 'onError' | 'validate'> {
+  extends Omit<RateLimitOptions, 'limit' | 'max' | 'handler' | 'message' | 'statusCode' | 'algorithm' | 'limits' | 'cost' | 'prefix' | 'onStoreError' | 'storeTimeoutMs' | 'onError' | 'refusalCache' | 'validate'> {
   /** Requests per window served without delay, or a function of the request returning it. @default 1 */
   delayAfter?: number | ValueDeterminingMiddleware<number>;
   /**

@@ -28,6 +28,8 @@ export interface CheckEnvironment {
   /** The namespace of this limiter's counts in the store. */
   readonly namespace: string;
   readonly now: (() => number) | undefined;
+  /** core's `refusalCache` option (undefined: core's default). */
+  readonly refusalCache?: boolean | { maxKeys?: number };
   readonly onError: (error: RateKitError) => void;
 }
 
@@ -50,6 +52,7 @@ export function createCheck(settings: Settings, env: CheckEnvironment): Check {
     onStoreError: settings.onStoreError,
     storeTimeoutMs: settings.storeTimeoutMs,
     onError: env.onError,
+    refusalCache: env.refusalCache,
   });
   const banLimiter = ban > 0 ? createBanLimiter(ban, settings, env) : undefined;
 
@@ -148,6 +151,7 @@ function createBanLimiter(ban: number, settings: Settings, env: CheckEnvironment
     onStoreError: typeof settings.onStoreError === 'string' ? settings.onStoreError : 'allow',
     storeTimeoutMs: settings.storeTimeoutMs,
     onError: env.onError,
+    refusalCache: env.refusalCache,
   });
 }
 

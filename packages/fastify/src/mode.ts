@@ -5,7 +5,7 @@
  * of them runs on @ratekit/core (ratekit mode). `storeTimeoutMs` works in
  * both modes, so it does not choose one.
  */
-export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders', 'onStoreError', 'now'] as const;
+export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders', 'onStoreError', 'now', 'refusalCache'] as const;
 
 /**
  * True when the plugin's options opt into ratekit mode: a ratekit-only

@@ -71,6 +71,8 @@ export interface Registration {
   readonly cache: number;
   readonly store: RateLimitStore | undefined;
   readonly now: (() => number) | undefined;
+  /** core's `refusalCache` option, checked by core. */
+  readonly refusalCache: RateLimitPluginOptions['refusalCache'];
 }
 
 /** Options a route, `rateLimit()` or `createRateLimit()` may set. */
@@ -102,7 +104,7 @@ const ROUTE_KEYS: ReadonlySet<string> = new Set<keyof RateLimitOptions>([
 ]);
 
 /** Options only the plugin registration takes. */
-const REGISTRATION_KEYS: ReadonlySet<string> = new Set<keyof RateLimitPluginOptions>(['global', 'store', 'cache', 'nameSpace', 'now']);
+const REGISTRATION_KEYS: ReadonlySet<string> = new Set<keyof RateLimitPluginOptions>(['global', 'store', 'cache', 'nameSpace', 'now', 'refusalCache']);
 
 /** Fastify's own `register()` options, which reach the plugin in the same object. */
 const FASTIFY_REGISTER_KEYS: ReadonlySet<string> = new Set(['prefix', 'logLevel', 'logSerializers']);
@@ -148,7 +150,7 @@ export function resolveRegistration(options: RateLimitPluginOptions | undefined,
     throw new RateKitOptionError('store', 'a ratekit RateLimitStore (with evaluate and resetKey) when ratekit options are given; a @fastify/rate-limit store class works only without them', raw.store);
   }
   const settings = resolveSettings(base as RateLimitOptions, '', onKeyError);
-  return { base: base as RateLimitOptions, settings, global, nameSpace, cache, store, now: raw.now };
+  return { base: base as RateLimitOptions, settings, global, nameSpace, cache, store, now: raw.now, refusalCache: raw.refusalCache };
 }
 
 /**

@@ -68,7 +68,7 @@ const ratekitFastify: FastifyPluginAsync<RateLimitPluginOptions> = async functio
       }
       namespace = `${nameSpace}group:${JSON.stringify(groupId)}`;
     }
-    const check = createCheck(settings, { store, namespace, now: registration.now, onError });
+    const check = createCheck(settings, { store, namespace, now: registration.now, onError, refusalCache: registration.refusalCache });
     const limiter: { settings: Settings; check: Check; hook?: LimiterHook } = { settings, check };
     const hook = createHook(check, settings, limiter);
     return Object.assign(limiter, { hook });

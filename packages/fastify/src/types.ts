@@ -248,6 +248,13 @@ export interface RateLimitPluginOptions extends RateLimitOptions {
   nameSpace?: string;
   /** The clock, Unix epoch ms. Inject a fixed clock in tests. @default Date.now */
   now?: () => number;
+  /**
+   * ratekit mode: refusals answered in-process on a shared store (core's
+   * `refusalCache` option of `createLimiter`, for every limiter of this
+   * registration): `false` sends every request to the store.
+   * @default `{ maxKeys: 10_000 }` per limiter with a shared store
+   */
+  refusalCache?: boolean | { maxKeys?: number };
 }
 
 /**

@@ -5,7 +5,7 @@
  * mode, src/rate-limit.ts). `storeTimeoutMs` and `maxKeys` work in both
  * modes, so they do not choose one.
  */
-export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders', 'store', 'onStoreError', 'onError', 'now'] as const;
+export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders', 'store', 'onStoreError', 'onError', 'now', 'refusalCache'] as const;
 
 /** One of {@link RATEKIT_OPTIONS}. */
 export type RateKitOptionName = (typeof RATEKIT_OPTIONS)[number];

@@ -183,6 +183,13 @@ export interface RateLimitOptions<TContext> {
   onError?: (error: RateKitError) => void;
   /** The clock, Unix epoch ms; inject a fixed clock in tests. @default Date.now */
   now?: () => number;
+  /**
+   * Refusals answered in-process on a shared store (core's `refusalCache`
+   * option of `createLimiter`): `false` sends every request to the store.
+   * ratekit mode only.
+   * @default `{ maxKeys: 10_000 }` with a shared store
+   */
+  refusalCache?: boolean | { maxKeys?: number };
 }
 
 /** Options checked once and turned into what the per-request path needs. */
@@ -212,7 +219,7 @@ export interface ResolvedOptions<TContext> {
 const KNOWN = new Set([
   'driver', 'db', 'duration', 'max', 'id', 'namespace', 'headers', 'disableHeader', 'whitelist', 'blacklist',
   'errorMessage', 'status', 'throw', 'onLimited', 'maxKeys', 'algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders',
-  'store', 'onStoreError', 'storeTimeoutMs', 'onError', 'now',
+  'store', 'onStoreError', 'storeTimeoutMs', 'onError', 'now', 'refusalCache',
 ]);
 
 /** Names from other limiters that users migrating are likely to pass, and ours. */

@@ -118,6 +118,7 @@ function rateKitRatelimit<StateT, ContextT>(
     onStoreError: options?.onStoreError,
     storeTimeoutMs: options?.storeTimeoutMs,
     onError: options?.onError,
+    refusalCache: options?.refusalCache,
   });
   const keyOf = resolved.id ?? ((ctx: Ctx) => ipKeyGenerator(ctx.ip));
   const keyLabel = resolved.id === undefined ? 'the default `id` (`ctx.ip`)' : '`id(ctx)`';

@@ -13,6 +13,7 @@ import {
   testDifferential,
   testStore,
 } from '@ratekit/test-utils';
+import { testRefusalCacheDifferential } from '@ratekit/test-utils';
 import { createConnection } from 'node:net';
 import { MemcachedClient, type MetaReply, parseServer } from './client.js';
 import { decodeWindow } from './codec.js';
@@ -330,6 +331,7 @@ describeWithService(memcachedService, 'memcachedStore on a real Memcached', (ser
   });
 
   testDifferential({ name: 'memcached', makeStore: () => open(server().url) });
+  testRefusalCacheDifferential({ name: 'memcached', makeStore: () => open(server().url) });
 });
 
 /**

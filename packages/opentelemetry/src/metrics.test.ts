@@ -44,7 +44,7 @@ describe('instrumentRateKit: ratekit events as OpenTelemetry metrics (SDK reader
     const limiter = createLimiter({ limits: { limit: 2, windowMs: 60_000, name: 'minute' }, prefix: 'api', now: () => 0 });
     for (let i = 0; i < 5; i++) limiter.consume('alice');
     const got = await points(reader);
-    const base = { 'ratekit.prefix': 'api', 'ratekit.policy': 'minute', 'ratekit.mode': 'consume', 'ratekit.fallback': false };
+    const base = { 'ratekit.prefix': 'api', 'ratekit.policy': 'minute', 'ratekit.mode': 'consume', 'ratekit.fallback': false, 'ratekit.source': 'store' };
     expect(got['ratekit.decisions']).toEqual(
       expect.arrayContaining([
         [{ ...base, 'ratekit.outcome': 'allowed' }, 2],
@@ -55,6 +55,24 @@ describe('instrumentRateKit: ratekit events as OpenTelemetry metrics (SDK reader
     expect(attributes).toEqual({ 'ratekit.store': 'memory', 'ratekit.mode': 'consume', 'ratekit.fallback': false });
     expect(histogram.count).toBe(5);
     expect(histogram.min).toBeGreaterThanOrEqual(0);
+  });
+
+  it('counts refusals answered from the refusal cache apart from the store\'s, and times only store calls', async () => {
+    const inner = memoryStore({ pruneIntervalMs: 0 });
+    const remote: RateLimitStore = { name: 'remote', shared: true, clock: 'caller', evaluate: async (r) => inner.evaluate(r), resetKey: async (k, n) => inner.resetKey(k, n) };
+    const limiter = createLimiter({ limits: { limit: 1, windowMs: 60_000, name: 'minute' }, store: remote, prefix: 'api', now: () => 0 });
+    for (let i = 0; i < 5; i++) await limiter.consume('alice');
+    const got = await points(reader);
+    const base = { 'ratekit.prefix': 'api', 'ratekit.policy': 'minute', 'ratekit.mode': 'consume', 'ratekit.fallback': false };
+    expect(got['ratekit.decisions']).toEqual(
+      expect.arrayContaining([
+        [{ ...base, 'ratekit.outcome': 'allowed', 'ratekit.source': 'store' }, 1],
+        [{ ...base, 'ratekit.outcome': 'refused', 'ratekit.source': 'store' }, 1],
+        [{ ...base, 'ratekit.outcome': 'refused', 'ratekit.source': 'cache' }, 3],
+      ]),
+    );
+    const [[, histogram]] = got['ratekit.store.duration'] as [[Record<string, unknown>, { count: number }]];
+    expect(histogram.count).toBe(2);
   });
 
   it('counts store errors and the fallback decisions they led to', async () => {

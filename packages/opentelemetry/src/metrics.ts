@@ -27,8 +27,8 @@ export interface RateKitMetrics {
  *
  * | instrument | kind | unit | attributes |
  * |---|---|---|---|
- * | `ratekit.decisions` | counter | `{decision}` | `ratekit.prefix`, `ratekit.policy`, `ratekit.mode`, `ratekit.outcome` (`allowed`/`refused`), `ratekit.fallback` |
- * | `ratekit.store.duration` | histogram | `ms` | `ratekit.store`, `ratekit.mode`, `ratekit.fallback` |
+ * | `ratekit.decisions` | counter | `{decision}` | `ratekit.prefix`, `ratekit.policy`, `ratekit.mode`, `ratekit.outcome` (`allowed`/`refused`), `ratekit.fallback`, `ratekit.source` (`store`/`cache`) |
+ * | `ratekit.store.duration` | histogram | `ms` | `ratekit.store`, `ratekit.mode`, `ratekit.fallback` (store calls only: not the refusals answered from the refusal cache) |
  * | `ratekit.store.errors` | counter | `{error}` | `ratekit.store`, `ratekit.on_store_error` |
  * | `ratekit.store.fallbacks` | counter | `{decision}` | `ratekit.store`, `ratekit.on_store_error` (`allow`/`deny`/`fallback`) |
  * | `ratekit.memory.evictions` | counter | `{key}` | `ratekit.memory.kept_aside` |
@@ -66,8 +66,11 @@ export function instrumentRateKit(options: RateKitMetricsOptions = {}): RateKitM
       'ratekit.mode': e.mode,
       'ratekit.outcome': e.allowed ? 'allowed' : 'refused',
       'ratekit.fallback': e.fallback,
+      // 'cache': a refusal the limiter answered from its refusal cache, without a store call.
+      'ratekit.source': e.source ?? 'store',
     };
     decisions.add(1, attributes);
+    if (e.source === 'cache') return;
     storeDuration.record(e.storeDurationMs, { 'ratekit.store': e.store, 'ratekit.mode': e.mode, 'ratekit.fallback': e.fallback });
   };
   const onStoreError = (message: unknown) => {

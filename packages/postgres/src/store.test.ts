@@ -16,6 +16,7 @@ import {
   testDifferential,
   testStore,
 } from '@ratekit/test-utils';
+import { testRefusalCacheDifferential } from '@ratekit/test-utils';
 import pg from 'pg';
 import { dropSchemaSql } from './schema.js';
 import { type PgQueryable, type PgQueryConfig, postgresStore } from './store.js';
@@ -124,6 +125,7 @@ describeWithService(postgresService, 'postgresStore against PostgreSQL', (server
   testStore({ name: 'postgres', clock: 'server', makeStore: () => postgresStore({ pool, table, cleanupIntervalMs: 0 }) });
   testStore({ name: 'postgres', clock: 'caller', makeStore: () => postgresStore({ pool, table, clock: 'caller', cleanupIntervalMs: 0 }) });
   testDifferential({ name: 'postgres', makeStore: () => postgresStore({ pool, table, clock: 'caller', cleanupIntervalMs: 0 }) });
+  testRefusalCacheDifferential({ name: 'postgres', makeStore: () => postgresStore({ pool, table, clock: 'caller', cleanupIntervalMs: 0 }) });
 
   describe('concurrency across pools', () => {
     const N = 40;

@@ -1,5 +1,6 @@
 import { createLimiter, RateKitOptionError, type RateLimitStore, resolveLimit } from '@ratekit/core';
 import { ask, askInTurn, blockingLimit, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testDifferential, testStore } from '@ratekit/test-utils';
+import { testRefusalCacheDifferential } from '@ratekit/test-utils';
 import { type Cluster, Redis } from 'ioredis';
 import { createClient, type createCluster } from 'redis';
 import { DECISION_FUNCTION, DECISION_SCRIPT_SHA, TTL_SLACK_MS } from './scripts.js';
@@ -243,6 +244,7 @@ describeWithService(redisService, 'redisStore on a real Redis', (server) => {
       testStore({ name: `redis (${clientName})`, clock: 'server', resetKeyNeedsLimits: true, makeStore: () => open({ clock: 'server' }), disposeStore });
 
       testDifferential({ name: `redis (${clientName})`, makeStore: () => open({ clock: 'caller' }), disposeStore });
+      testRefusalCacheDifferential({ name: `redis (${clientName})`, makeStore: () => open({ clock: 'caller' }), disposeStore });
 
       describe('when the connection is gone', () => {
         it('rejects (a store failure is never a refusal), and the limiter applies onStoreError', async () => {

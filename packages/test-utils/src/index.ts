@@ -19,6 +19,8 @@ export {
   testDifferential,
 } from './differential.js';
 export type { ArbitraryOptions, DifferentialOptions, Schedule, ScheduledRequest } from './differential.js';
+export { cacheScheduleArbitrary, compareWithRefusalCache, sharedMemoryStore, testRefusalCacheDifferential } from './refusal-cache-differential.js';
+export type { CacheOperation, CacheRunCounts, CacheSchedule, RefusalCacheDifferentialOptions } from './refusal-cache-differential.js';
 export { describeWithService, findBinary, inCI, serviceSource } from './services.js';
 export type { RunningServer, ServiceDefinition, ServiceSource } from './services.js';
 export { freezeProcesses } from './freeze.js';

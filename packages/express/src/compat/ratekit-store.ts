@@ -31,6 +31,13 @@ export interface RateKitStoreOptions {
   now?: () => number;
   /** The longest an asynchronous store call may take, in ms. @default 1_000 */
   storeTimeoutMs?: number;
+  /**
+   * Refusals answered in-process on a shared store (core's `refusalCache`
+   * option of `createLimiter`). Off by default here, as in every drop-in
+   * mode: the incumbents ask their store for every hit.
+   * @default false
+   */
+  refusalCache?: boolean | { maxKeys?: number };
 }
 
 /**
@@ -127,6 +134,7 @@ export class RateKitStore implements Store {
       prefix: this.prefix,
       now: this.#options.now ?? (() => Date.now()),
       storeTimeoutMs: this.#options.storeTimeoutMs,
+      refusalCache: this.#options.refusalCache ?? false,
     });
   }
 

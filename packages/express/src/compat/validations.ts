@@ -73,7 +73,7 @@ const ERL_OPTIONS = [
 ];
 
 /** ratekit's own options, known too. */
-const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError', 'now', 'delayHeader'];
+const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError', 'now', 'delayHeader', 'refusalCache'];
 
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...ERL_OPTIONS, ...RATEKIT_OPTIONS]);
 

@@ -1,0 +1,373 @@
+import diagnostics_channel from 'node:diagnostics_channel';
+import fc from 'fast-check';
+import type { Decision } from './decision';
+import { RateKitOptionError } from './errors';
+import { CHANNELS, type DecisionEvent } from './events';
+import { ALGORITHMS, type AlgorithmName, type LimitOptions, resolveLimit } from './limit';
+import { createLimiter, type Limiter, type LimiterOptions } from './limiter';
+import { evaluatePolicy } from './policy';
+import { DEFAULT_REFUSAL_CACHE_KEYS, REFUSAL_CACHE_MARGIN_MS, refusalDeadlineMs, resolveRefusalCacheOption, retimed } from './refusal-cache';
+import { memoryStore } from './stores/memory';
+import type { EvaluateRequest, RateLimitStore } from './stores/types';
+
+const T0 = 1_700_000_000_000;
+
+/** The memory store presented as a shared (remote) store, answering with promises, counting its calls. */
+function sharedMemory(): RateLimitStore & { calls: EvaluateRequest[]; resets: number } {
+  const inner = memoryStore({ maxKeys: 1_000, pruneIntervalMs: 0 });
+  const calls: EvaluateRequest[] = [];
+  const store = {
+    name: 'shared-memory',
+    shared: true,
+    clock: 'caller' as const,
+    calls,
+    resets: 0,
+    evaluate: async (request: EvaluateRequest) => {
+      calls.push(request);
+      return inner.evaluate(request);
+    },
+    resetKey: async (key: string, namespace: string) => {
+      store.resets++;
+      inner.resetKey(key, namespace);
+    },
+  };
+  return store;
+}
+
+/** A limiter on a fixed clock that the test moves. */
+function fixture(limits: LimiterOptions['limits'], rest: Partial<LimiterOptions> = {}) {
+  const store = sharedMemory();
+  const clock = { nowMs: T0 };
+  const limiter = createLimiter({ limits, store, now: () => clock.nowMs, storeTimeoutMs: Infinity, ...rest });
+  return { store, clock, limiter };
+}
+
+/** One row of a timeline: at `atMs` after T0, ask `cost`; expect the decision's source and figures. */
+type Row = [atMs: number, cost: number, source: 'store' | 'cache', allowed: boolean, retryAfterMs: number, remaining: number];
+
+async function playTimeline(limiter: Limiter, clock: { nowMs: number }, rows: readonly Row[], mode: 'consume' | 'peek' = 'consume') {
+  for (const [atMs, cost, source, allowed, retryAfterMs, remaining] of rows) {
+    clock.nowMs = T0 + atMs;
+    const decision = await limiter[mode]('k', { cost });
+    expect({ atMs, source: decision.source ?? 'store', allowed: decision.allowed, retryAfterMs: decision.retryAfterMs, remaining: decision.remaining }).toEqual({
+      atMs,
+      source,
+      allowed,
+      retryAfterMs: expect.closeTo(retryAfterMs, 6) as unknown as number,
+      remaining,
+    });
+  }
+}
+
+describe('the refusal cache', () => {
+  describe('the refusalCache option', () => {
+    it('is on with 10,000 keys by default on a shared store, off on an in-process one', () => {
+      expect(resolveRefusalCacheOption(undefined, sharedMemory())).toEqual({ maxKeys: DEFAULT_REFUSAL_CACHE_KEYS });
+      expect(resolveRefusalCacheOption(undefined, memoryStore({ pruneIntervalMs: 0 }))).toBe(false);
+      expect(resolveRefusalCacheOption(undefined, undefined)).toBe(false);
+      expect(resolveRefusalCacheOption({ maxKeys: 3 }, memoryStore({ pruneIntervalMs: 0 }))).toBe(false);
+      expect(resolveRefusalCacheOption(true, sharedMemory())).toEqual({ maxKeys: DEFAULT_REFUSAL_CACHE_KEYS });
+      expect(resolveRefusalCacheOption({}, sharedMemory())).toEqual({ maxKeys: DEFAULT_REFUSAL_CACHE_KEYS });
+      expect(resolveRefusalCacheOption({ maxKeys: 3 }, sharedMemory())).toEqual({ maxKeys: 3 });
+      expect(resolveRefusalCacheOption(false, sharedMemory())).toBe(false);
+    });
+
+    it.each([
+      ['yes', 'refusalCache'],
+      [null, 'refusalCache'],
+      [[], 'refusalCache'],
+      [{ maxKeys: 0 }, 'refusalCache.maxKeys'],
+      [{ maxKeys: 1.5 }, 'refusalCache.maxKeys'],
+      [{ maxKeys: '10' }, 'refusalCache.maxKeys'],
+      [{ maxKey: 10 }, 'refusalCache.maxKey'],
+    ])('refuses %p when the limiter is built, naming %s', (value, option) => {
+      const build = () => createLimiter({ limits: { limit: 1, windowMs: 1_000 }, store: sharedMemory(), refusalCache: value as never });
+      expect(build).toThrow(RateKitOptionError);
+      expect(build).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option }) as Error);
+    });
+  });
+
+  describe('on a fixed clock (timelines)', () => {
+    it('fixed window, 2 a second: a flood costs the store one call per refusal period', async () => {
+      const { store, limiter, clock } = fixture({ algorithm: 'fixed-window', limit: 2, windowMs: 1_000 });
+      await playTimeline(limiter, clock, [
+        [0, 1, 'store', true, 0, 1],
+        [0, 1, 'store', true, 0, 0],
+        [100, 1, 'store', false, 900, 0], // refused: kept until 998 (900 - 1 ms margin, from the send time)
+        [100, 1, 'cache', false, 900, 0],
+        [500, 1, 'cache', false, 500, 0],
+        [998, 1, 'cache', false, 2, 0],
+        [999, 1, 'store', false, 1, 0], // the margin: asked again, refused by the store, not kept (1 ms left)
+        [1_000, 1, 'store', true, 0, 1], // the window has turned: admitted, as the store says
+      ]);
+      expect(store.calls).toHaveLength(5);
+      // A thousand refusals within the period: still no store call.
+      clock.nowMs = T0 + 1_000;
+      await limiter.consume('k');
+      const before = store.calls.length;
+      for (let i = 0; i < 1_000; i++) {
+        clock.nowMs = T0 + 1_000 + (i % 900);
+        expect((await limiter.consume('k')).allowed).toBe(false);
+      }
+      expect(store.calls.length - before).toBe(1);
+    });
+
+    it('GCRA, 1 per 100 ms: the kept refusal is re-timed, its remaining unchanged', async () => {
+      const { limiter, clock } = fixture({ algorithm: 'gcra', limit: 10, windowMs: 1_000, burst: 1 });
+      await playTimeline(limiter, clock, [
+        [0, 1, 'store', true, 0, 0],
+        [30, 1, 'store', false, 70, 0],
+        [60, 1, 'cache', false, 40, 0],
+        [98, 1, 'cache', false, 2, 0],
+        [99, 1, 'store', false, 1, 0],
+        [100, 1, 'store', true, 0, 0],
+      ]);
+    });
+
+    it('answers only the same cost: a refusal for cost 5 says nothing about cost 1', async () => {
+      const { limiter, clock } = fixture({ algorithm: 'token-bucket', limit: 10, windowMs: 10_000, burst: 5 });
+      await playTimeline(limiter, clock, [
+        [0, 4, 'store', true, 0, 1],
+        [0, 5, 'store', false, 4_000, 1], // one token short of 5: 4 s; but a whole token comes back in 1 s
+        [500, 5, 'cache', false, 3_500, 1],
+        [500, 1, 'store', true, 0, 0], // cost 1 asks the store, which admits it (and the kept cost-5 refusal is dropped)
+        [600, 5, 'store', false, 4_400, 0],
+        [600, 6, 'store', false, Infinity, 0], // beyond the burst: never kept
+        [600, 6, 'store', false, Infinity, 0],
+      ]);
+    });
+
+    it('answers a peek of the same cost from a kept refusal, and keeps a refused peek', async () => {
+      const { store, limiter, clock } = fixture({ algorithm: 'sliding-log', limit: 1, windowMs: 1_000 });
+      await limiter.consume('k');
+      await playTimeline(limiter, clock, [
+        [10, 1, 'store', false, 990, 0],
+        [20, 1, 'cache', false, 980, 0],
+      ], 'peek');
+      await playTimeline(limiter, clock, [[30, 1, 'cache', false, 970, 0]]);
+      expect(store.calls.map((c) => c.mode)).toEqual(['consume', 'peek']);
+    });
+
+    it('forgets a key at a refund or reset through the limiter', async () => {
+      const { store, limiter, clock } = fixture({ algorithm: 'fixed-window', limit: 1, windowMs: 1_000 });
+      await limiter.consume('k');
+      expect((await limiter.consume('k')).source).toBeUndefined();
+      expect((await limiter.consume('k')).source).toBe('cache');
+      await limiter.refund('k');
+      expect(await limiter.consume('k')).toMatchObject({ allowed: true });
+      expect((await limiter.consume('k')).source).toBeUndefined();
+      await limiter.reset('k');
+      expect(store.resets).toBe(1);
+      clock.nowMs += 1;
+      expect(await limiter.consume('k')).toMatchObject({ allowed: true });
+    });
+
+    it('sees another process reset only when the kept refusal ends (the documented bound)', async () => {
+      const { store, limiter, clock } = fixture({ algorithm: 'fixed-window', limit: 1, windowMs: 1_000 });
+      const other = createLimiter({ limits: { algorithm: 'fixed-window', limit: 1, windowMs: 1_000 }, store, now: () => clock.nowMs });
+      await limiter.consume('k');
+      await limiter.consume('k');
+      await other.reset('k');
+      expect(await limiter.consume('k')).toMatchObject({ allowed: false, source: 'cache' });
+      clock.nowMs = T0 + 999;
+      expect(await limiter.consume('k')).toMatchObject({ allowed: true });
+    });
+
+    it('does not keep a refusal answered after a refund that was sent later (the refund may have changed it)', async () => {
+      const store = sharedMemory();
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      // The consume is decided at once (refused), but its answer arrives after the refund's.
+      const slow: RateLimitStore = {
+        ...store,
+        evaluate: (r) => {
+          const decided = store.evaluate(r);
+          return r.mode === 'consume' ? gate.then(() => decided) : decided;
+        },
+      };
+      const limiter = createLimiter({ limits: { limit: 1, windowMs: 1_000 }, store: slow, now: () => T0 });
+      await store.evaluate({ key: 'k', namespace: '', limits: limiter.limitsFor(), cost: 1, mode: 'consume', nowMs: T0 });
+      const refused = limiter.consume('k');
+      await limiter.refund('k');
+      release();
+      expect(await refused).toMatchObject({ allowed: false });
+      expect((await limiter.peek('k')).source).toBeUndefined();
+    });
+
+    it('never answers from a store failure recovered by onStoreError', async () => {
+      const broken: RateLimitStore = { name: 'broken', shared: true, clock: 'caller', evaluate: () => Promise.reject(new Error('down')), resetKey: async () => undefined };
+      const limiter = createLimiter({ limits: { limit: 1, windowMs: 1_000 }, store: broken, onStoreError: 'deny', onError: () => undefined, now: () => T0 });
+      const first = await limiter.consume('k');
+      const second = await limiter.consume('k');
+      expect([first.allowed, first.source, second.source]).toEqual([false, undefined, undefined]);
+    });
+
+    it('is off in the drop-in sense when asked: refusalCache false sends every request to the store', async () => {
+      const { store, limiter } = fixture({ limit: 1, windowMs: 1_000 }, { refusalCache: false });
+      for (let i = 0; i < 5; i++) await limiter.consume('k');
+      expect(store.calls).toHaveLength(5);
+    });
+
+    it('keeps the limits set apart: a dynamic policy refusing one plan does not refuse another', async () => {
+      const free: LimitOptions = { limit: 1, windowMs: 1_000, name: 'free' };
+      const paid: LimitOptions = { limit: 100, windowMs: 1_000, name: 'paid' };
+      const { limiter } = fixture((plan: unknown) => (plan === 'paid' ? paid : free));
+      await limiter.consume('k', { context: 'free' });
+      expect(await limiter.consume('k', { context: 'free' })).toMatchObject({ allowed: false });
+      expect(await limiter.consume('k', { context: 'free' })).toMatchObject({ allowed: false, source: 'cache' });
+      expect(await limiter.consume('k', { context: 'paid' })).toMatchObject({ allowed: true });
+    });
+
+    it('is bounded: a flood of new keys evicts the oldest, whose next request is asked of the store (and refused)', async () => {
+      const { store, limiter } = fixture({ algorithm: 'fixed-window', limit: 1, windowMs: 60_000 }, { refusalCache: { maxKeys: 3 } });
+      const refuse = async (key: string) => {
+        await limiter.consume(key);
+        await limiter.consume(key);
+      };
+      await refuse('victim');
+      for (const key of ['a', 'b', 'c']) await refuse(key);
+      const calls = store.calls.length;
+      const decision = await limiter.consume('victim');
+      expect([decision.allowed, decision.source, store.calls.length - calls]).toEqual([false, undefined, 1]);
+    });
+
+    it('publishes source "cache" on ratekit:decision for a kept refusal, "store" otherwise', async () => {
+      const events: DecisionEvent[] = [];
+      const listen = (event: unknown) => events.push(event as DecisionEvent);
+      diagnostics_channel.subscribe(CHANNELS.decision, listen);
+      try {
+        const { limiter, store } = fixture({ limit: 1, windowMs: 1_000 }, { prefix: 'p' });
+        await limiter.consume('k');
+        await limiter.consume('k');
+        await limiter.consume('k');
+        expect(events.map((e) => [e.allowed, e.source])).toEqual([
+          [true, 'store'],
+          [false, 'store'],
+          [false, 'cache'],
+        ]);
+        expect(events[2]).toMatchObject({ prefix: 'p', key: 'k', mode: 'consume', storeDurationMs: 0, fallback: false, retryAfterMs: 1_000 });
+        expect(store.calls).toHaveLength(2);
+      } finally {
+        diagnostics_channel.unsubscribe(CHANNELS.decision, listen);
+      }
+    });
+  });
+
+  describe('refusalDeadlineMs', () => {
+    const refusalOf = (options: LimitOptions | LimitOptions[], consumes: number, cost = 1) => {
+      const limits = (Array.isArray(options) ? options : [options]).map((o, i) => resolveLimit(o, `limits[${i}]`));
+      let states: Array<readonly number[] | undefined> = limits.map(() => undefined);
+      for (let i = 0; i < consumes; i++) {
+        const { writes } = evaluatePolicy(states, limits, 1, 'consume', T0);
+        states = states.map((s, j) => (typeof writes[j] === 'symbol' ? s : (writes[j] as readonly number[] | undefined)));
+      }
+      return { limits, decision: evaluatePolicy(states, limits, cost, 'consume', T0).decision };
+    };
+
+    it.each<[string, LimitOptions | LimitOptions[], number, number | undefined]>([
+      ['an admission', { limit: 2, windowMs: 1_000 }, 1, undefined],
+      ['a fixed-window refusal: to the window end, less the margin', { algorithm: 'fixed-window', limit: 1, windowMs: 1_000 }, 1, 1_000 - REFUSAL_CACHE_MARGIN_MS],
+      ['a refusal by a limit with blockDurationMs (its block may re-arm)', { limit: 1, windowMs: 1_000, blockDurationMs: 500 }, 1, undefined],
+      ['a refusal by a delay limit with a refused penalty', { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 0, refusedPenaltyCapMs: 1_000 }, 1, undefined],
+      ['a delay refusal without a penalty', { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 0 }, 1, 1_000 - REFUSAL_CACHE_MARGIN_MS],
+      ['two limits refusing with the same wait (either could bind)', [{ algorithm: 'fixed-window', limit: 1, windowMs: 1_000, name: 'a' }, { algorithm: 'sliding-log', limit: 1, windowMs: 1_000, name: 'b' }], 1, undefined],
+      [
+        'two refusing limits: the sooner one (it admits after)',
+        [{ algorithm: 'fixed-window', limit: 1, windowMs: 1_000, name: 'a' }, { algorithm: 'fixed-window', limit: 1, windowMs: 60_000, name: 'b' }],
+        1,
+        1_000 - REFUSAL_CACHE_MARGIN_MS,
+      ],
+      [
+        'a limit that admits but whose remaining grows sooner',
+        [{ algorithm: 'fixed-window', limit: 1, windowMs: 60_000, name: 'a' }, { algorithm: 'gcra', limit: 100, windowMs: 10_000, name: 'b' }],
+        1,
+        100 - REFUSAL_CACHE_MARGIN_MS,
+      ],
+      ['a blocking limit that admitted does not prevent keeping', [{ algorithm: 'fixed-window', limit: 1, windowMs: 1_000, name: 'a' }, { algorithm: 'fixed-window', limit: 5, windowMs: 1_000, name: 'b', blockDurationMs: 9_000 }], 1, 1_000 - REFUSAL_CACHE_MARGIN_MS],
+    ])('%s', (_, options, consumes, expected) => {
+      const { limits, decision } = refusalOf(options, consumes);
+      const deadline = refusalDeadlineMs(decision, limits, T0);
+      expect(deadline === undefined ? undefined : deadline - T0).toBe(expected);
+    });
+
+    it('keeps no refusal of a cost above the capacity (retryAfterMs Infinity)', () => {
+      const { limits, decision } = refusalOf({ algorithm: 'gcra', limit: 1, windowMs: 1_000 }, 0, 2);
+      expect(decision.retryAfterMs).toBe(Infinity);
+      expect(refusalDeadlineMs(decision, limits, T0)).toBeUndefined();
+    });
+
+    const limitArbitrary = (algorithm: AlgorithmName): fc.Arbitrary<LimitOptions> =>
+      fc.record({
+        limit: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.constantFrom(2.5, 7.5)),
+        windowMs: fc.integer({ min: 50, max: 100_000 }),
+        burst: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
+        refill: fc.constantFrom<'continuous' | 'interval'>('continuous', 'interval'),
+        maxDelayMs: fc.integer({ min: 0, max: 2_000 }),
+        blockDurationMs: fc.option(fc.integer({ min: 1, max: 5_000 }), { nil: undefined, freq: 4 }),
+      }).map(({ limit, windowMs, burst, refill, maxDelayMs, blockDurationMs }) => {
+        const options: LimitOptions = { algorithm, limit, windowMs };
+        const bucket = algorithm === 'token-bucket' || algorithm === 'gcra' || algorithm === 'delay';
+        if (bucket && burst !== undefined) options.burst = burst;
+        if (algorithm === 'token-bucket') options.refill = refill;
+        if (algorithm === 'delay') options.maxDelayMs = maxDelayMs;
+        if (blockDurationMs !== undefined) options.blockDurationMs = blockDurationMs;
+        return options;
+      });
+
+    it('property: until the deadline, the store gives the kept refusal again, re-timed, and writes nothing', () => {
+      const scenario = fc
+        .array(fc.constantFrom(...ALGORITHMS), { minLength: 1, maxLength: 3 })
+        .chain((algorithms) =>
+          fc.record({
+            limits: fc.tuple(...algorithms.map((a, i) => limitArbitrary(a).map((o) => ({ ...o, name: `l${i}` })))),
+            history: fc.array(fc.record({ dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3_000 })), cost: fc.constantFrom(0.5, 1, 1, 2, 3) }), { maxLength: 25 }),
+            cost: fc.constantFrom(0.5, 1, 1, 2, 3),
+            probes: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 8 }),
+          }),
+        );
+      let kept = 0;
+      fc.assert(
+        fc.property(scenario, ({ limits: options, history, cost, probes }) => {
+          const limits = options.map((o, i) => resolveLimit(o, `limits[${i}]`));
+          const store = memoryStore({ maxKeys: 4, pruneIntervalMs: 0 });
+          const ask = (mode: 'consume' | 'peek', c: number, nowMs: number) => store.evaluate({ key: 'k', namespace: '', limits, cost: c, mode, nowMs }) as Decision;
+          let nowMs = T0;
+          for (const { dtMs, cost: c } of history) ask('consume', c, (nowMs += dtMs));
+          const refusal = ask('consume', cost, nowMs);
+          const deadline = refusalDeadlineMs(refusal, limits, nowMs);
+          if (deadline === undefined) return;
+          kept++;
+          const sentMs = nowMs;
+          for (const share of [...probes, 0, 1].sort()) {
+            const atMs = Math.min(deadline - 1e-6, sentMs + share * (deadline - sentMs));
+            const again = ask('consume', cost, atMs);
+            const answer = retimed(refusal, atMs - sentMs);
+            expect(again.allowed).toBe(false);
+            expect(answer.remaining).toBe(again.remaining);
+            expect(answer.policy).toBe(again.policy);
+            expect(answer.retryAfterMs).toBeCloseTo(again.retryAfterMs, 6);
+            expect(answer.resetMs).toBeCloseTo(again.resetMs, 6);
+            expect(answer.limits.map((l) => [l.allowed, l.remaining])).toEqual(again.limits.map((l) => [l.allowed, l.remaining]));
+            answer.limits.forEach((l, i) => expect(l.retryAfterMs).toBeCloseTo(again.limits[i]!.retryAfterMs, 6));
+          }
+        }),
+        { numRuns: 500 },
+      );
+      // The property must not hold vacuously.
+      expect(kept).toBeGreaterThan(40);
+    });
+  });
+});
+
+describe('the refusal cache on a shared store that answers synchronously', () => {
+  it('answers in the store\'s form: a plain value, no Promise (as @ratekit/synced does)', () => {
+    const inner = memoryStore({ pruneIntervalMs: 0 });
+    const calls: EvaluateRequest[] = [];
+    const store: RateLimitStore = { name: 'sync-shared', shared: true, clock: 'caller', evaluate: (r) => (calls.push(r), inner.evaluate(r)), resetKey: (k, n) => inner.resetKey(k, n) };
+    const limiter = createLimiter({ limits: { limit: 1, windowMs: 1_000 }, store, now: () => T0 });
+    const answers = [limiter.consume('k'), limiter.consume('k'), limiter.consume('k')];
+    for (const answer of answers) expect(answer).not.toBeInstanceOf(Promise);
+    expect((answers[2] as Decision).source).toBe('cache');
+    expect(calls).toHaveLength(2);
+  });
+});
