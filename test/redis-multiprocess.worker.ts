@@ -70,7 +70,7 @@ function main(): void {
       const store = redisStore({ client: connection.client });
       process.on('message', (message: Message) => {
         if (message.type === 'exit') {
-          connection.close().finally(() => process.exit(0));
+          void connection.close().finally(() => process.exit(0)); // exits whether or not the close succeeds
           return;
         }
         const limiter = createLimiter({ limits: message.limits, store, prefix: message.namespace, storeTimeoutMs: 10_000 });

@@ -147,8 +147,8 @@ export function resolveRegistration(options: RateLimitPluginOptions | undefined,
   if (store !== undefined && (typeof store?.evaluate !== 'function' || typeof store.resetKey !== 'function')) {
     throw new RateKitOptionError('store', 'a ratekit RateLimitStore (with evaluate and resetKey) when ratekit options are given; a @fastify/rate-limit store class works only without them', raw.store);
   }
-  const settings = resolveSettings(base as RateLimitOptions, '', onKeyError);
-  return { base: base as RateLimitOptions, settings, global, nameSpace, cache, store, now: raw.now };
+  const settings = resolveSettings(base, '', onKeyError);
+  return { base: base, settings, global, nameSpace, cache, store, now: raw.now };
 }
 
 /**
@@ -164,7 +164,7 @@ export function resolveRouteSettings(base: RateLimitOptions, override: unknown, 
     if (REGISTRATION_KEYS.has(name)) throw new RateKitOptionError(`${path}${name}`, 'unset: it is a plugin option, set when the plugin is registered', value);
     rejectUnknown(name, value, path);
   }
-  return resolveSettings(mergeOptions(base, override as RateLimitOptions), path, onKeyError);
+  return resolveSettings(mergeOptions(base, override), path, onKeyError);
 }
 
 /**
@@ -181,7 +181,7 @@ export function mergeOptions(base: RateLimitOptions, override: RateLimitOptions)
   if (HEADER_FORMAT_KEYS.some(given) && !given('enableDraftSpec')) delete merged.enableDraftSpec;
   if (given('skipOnError') && !given('onStoreError')) delete merged.onStoreError;
   if (given('onStoreError') && !given('skipOnError')) delete merged.skipOnError;
-  return merged as RateLimitOptions;
+  return merged;
 }
 
 /** Receives a one-time report that the default key found no IP. */

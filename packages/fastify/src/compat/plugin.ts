@@ -120,7 +120,7 @@ function routeHookOf(limiter: Limiter, route: RouteOptions) {
   const local = store as LocalStore;
   const limit = max;
   const windowMs = timeWindow;
-  const list = allowList as readonly unknown[] | null;
+  const list = allowList;
   const passLimit = Boolean(params.addHeadersOnExceeding[labels.rateLimit]);
   const passRemaining = Boolean(params.addHeadersOnExceeding[labels.rateRemaining]);
   const passReset = Boolean(params.addHeadersOnExceeding[labels.rateReset]);
