@@ -74,6 +74,7 @@ function main(): void {
           return;
         }
         const limiter = createLimiter({ limits: message.limits, store, prefix: message.namespace, storeTimeoutMs: 10_000 });
+        // eslint-disable-next-line @typescript-eslint/await-thenable -- consume() answers with a promise on the Redis store; its type also allows a decision
         Promise.all(Array.from({ length: message.requests }, () => limiter.consume(message.key))).then(
           (decisions) => {
             const admitted = decisions.filter((d) => d.allowed).length;

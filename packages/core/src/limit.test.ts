@@ -1,4 +1,4 @@
-import { RateKitError, RateKitOptionError } from './errors';
+import { RateKitOptionError } from './errors';
 import { type LimitOptions, resolveLimit } from './limit';
 import { createLimiter, type LimiterOptions } from './limiter';
 import { stackLimiters } from './stack';

@@ -144,7 +144,7 @@ export function resolveRegistration(options: RateLimitPluginOptions | undefined,
   assertInteger('cache', cache, 1);
   if (raw.now !== undefined) assertFunction('now', raw.now);
   const store = raw.store as RateLimitStore | undefined;
-  if (store !== undefined && (typeof store?.evaluate !== 'function' || typeof store.resetKey !== 'function')) {
+  if (store !== undefined && (typeof store.evaluate !== 'function' || typeof store.resetKey !== 'function')) {
     throw new RateKitOptionError('store', 'a ratekit RateLimitStore (with evaluate and resetKey) when ratekit options are given; a @fastify/rate-limit store class works only without them', raw.store);
   }
   const settings = resolveSettings(base, '', onKeyError);
@@ -235,6 +235,7 @@ function resolveSettings(o: RateLimitOptions, path: string, onKeyError: KeyRepor
     throw new RateKitOptionError(at('skipOnError'), "unset when `onStoreError` is set (skipOnError is onStoreError: 'allow')", skipOnError);
   }
   const onStoreError = o.onStoreError ?? (skipOnError ? 'allow' : 'throw');
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (!['throw', 'allow', 'deny'].includes(onStoreError as string) && typeof (onStoreError as { consume?: unknown })?.consume !== 'function') {
     throw new RateKitOptionError(at('onStoreError'), "'throw', 'allow', 'deny' or a fallback limiter", onStoreError);
   }

@@ -1,4 +1,4 @@
-import { createLimiter, type Decision, type LimitOptions, RateKitError, RateKitOptionError, type ResolvedLimit } from '@ratekit/core';
+import { createLimiter, type LimitOptions, RateKitError, RateKitOptionError, type ResolvedLimit } from '@ratekit/core';
 import {
   ask,
   describeWithService,
@@ -14,7 +14,7 @@ import {
   testStore,
 } from '@ratekit/test-utils';
 import { createConnection } from 'node:net';
-import { MemcachedClient, type MetaReply, parseServer } from './client.js';
+import { MemcachedClient, parseServer } from './client.js';
 import { decodeWindow } from './codec.js';
 import { KeySpace } from './keys.js';
 import { type MemcachedStore, type MemcachedStoreOptions, memcachedStore } from './store.js';

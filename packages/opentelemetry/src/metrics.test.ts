@@ -1,4 +1,4 @@
-import { AggregationTemporality, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { createLimiter, memoryStore, type RateLimitStore } from '@ratekit/core';
 import { instrumentRateKit, type RateKitMetrics } from './index.js';
 

@@ -745,7 +745,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
 
   const timer = pruneIntervalMs > 0 ? setInterval(() => prune(), pruneIntervalMs) : undefined;
-  timer?.unref?.();
+  timer?.unref();
 
   const store: MemoryStore = {
     name: STORE_NAME,

@@ -19,10 +19,8 @@ import { attachValidations, MemoryStore, type SyncCounter, syncCounter } from '.
 import { isRateKitStore } from '../is-ratekit-store.js';
 import { hasStoreShape, INVALID_STORE_MESSAGE, isLegacyStore, PromisifiedStore } from './stores.js';
 import type {
-  EnabledValidations,
   Logger,
   Options,
-  RateLimitExceededEventHandler,
   RateLimitInfo,
   RateLimitMode,
   RateLimitOptions,
@@ -70,6 +68,7 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   const options = { ...flavour.defaults, ...given } as Partial<Options> & Record<string, unknown>;
 
   const logger = (given['logger'] as Logger | undefined) ?? consoleLogger;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (typeof logger !== 'object' || logger === null || typeof logger.error !== 'function' || typeof logger.warn !== 'function') {
     throw new TypeError('Provided logger does not implement the Logger interface');
   }
@@ -78,6 +77,7 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   // takes them as express-rate-limit does: its checks log what they log, and the values are used as given.
   const mode: RateLimitMode = RATEKIT_OPTIONS.some((name) => given[name] !== undefined) || isRateKitStore(given['store']) ? 'ratekit' : 'express-rate-limit';
   const strict = mode === 'ratekit';
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (strict && typeof validate !== 'boolean' && (typeof validate !== 'object' || validate === null || Array.isArray(validate))) {
     throw new RateKitOptionError('validate', 'a boolean or an object of check names', validate);
   }

@@ -1,5 +1,5 @@
 import { parse } from '@lukeed/ms';
-import { RateKitOptionError, resolveStoreTimeoutMs } from '@ratekit/core';
+import { resolveStoreTimeoutMs } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
 import { normalizeIPv6Subnet } from './normalize-ip.js';
 
