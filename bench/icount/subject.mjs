@@ -1,5 +1,5 @@
 // One contender making N sequential decisions, for instruction counting under
-// callgrind (see ./count.sh and bench/README.md, "Instruction counts").
+// callgrind (see ./count.sh and bench/notes/instruction-counts.md).
 //
 //   node subject.mjs <contender> <N> <keyCount>
 //
