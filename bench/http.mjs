@@ -1,4 +1,4 @@
-// Part "http": middleware overhead under HTTP load, peer-bench.md §2.
+// Part "http": middleware overhead under HTTP load, bench/notes/method.md §2.
 //
 // Per framework (express, fastify, koa): one server process per row (bare,
 // one empty middleware, ratekit's adapter and the incumbent, each passing and
@@ -19,7 +19,7 @@ import { median, seededRandom, summary } from './lib/stats.mjs';
 /** The issue's targets: ours keeps ≥ 0.95× bare req/s passing; refusing costs no more than passing. */
 export const TARGET = { passRatio: 0.95, rejectPerPass: 0.97 };
 
-/** The incumbents in peer-bench.md §2 (another run), for scale: ratio vs bare passing, reject ÷ pass. */
+/** The incumbents in bench/notes/method.md §2 (another run), for scale: ratio vs bare passing, reject ÷ pass. */
 const PEER = {
   express: { limiter: 'express-rate-limit', pass: 0.807, rejectPerPass: 0.795 },
   fastify: { limiter: '@fastify/rate-limit', pass: 0.759, rejectPerPass: 0.743 },
@@ -283,7 +283,7 @@ export function render(results) {
       `Noise of a paired µs/req difference (median |difference| between the two bare slices around a row): ${noise}. ` +
       'sanity: `ok` when a probe before any load got 200 with the expected headers (a reject row: then 429 with Retry-After), and every loaded response had the expected status with no errors.',
     '',
-    `For scale, the incumbents in peer-bench.md §2 (another run): ratio vs bare passing ${Object.values(config.peer).map((p) => `${p.pass}× (${p.limiter})`).join(', ')}; ` +
+    `For scale, the incumbents in bench/notes/method.md §2 (another run): ratio vs bare passing ${Object.values(config.peer).map((p) => `${p.pass}× (${p.limiter})`).join(', ')}; ` +
       `reject ÷ pass ${Object.values(config.peer).map((p) => `${p.rejectPerPass}×`).join(', ')}.`,
   ].join('\n');
   const targets = [

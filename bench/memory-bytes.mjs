@@ -1,4 +1,4 @@
-// Part "bytes": memory per tracked key, peer-bench.md §3.
+// Part "bytes": memory per tracked key, bench/notes/method.md §3.
 //
 // One fresh process per contender (node --expose-gc). Memory is
 // heapUsed + arrayBuffers after full GCs: lru-cache preallocates its index
@@ -43,6 +43,7 @@ function snapshot() {
 }
 
 /** Keeps the filled store reachable until the last snapshot is taken. */
+// eslint-disable-next-line no-unused-vars -- written, never read: holding the reference is its whole job
 let retained;
 
 /** Child side: fills one contender with `count` distinct keys and measures it. */
@@ -182,7 +183,7 @@ export function render(results) {
       `ratio = total B/key ÷ baseline; target (issue): ≤ ${config.target.max}×; issue 9: ≤ ${SINGLE_LIMIT_TARGET.max}× for every single limit.`,
     '',
     'The incumbents are measured the same way in the same run (each in its own process, the store created after the "before" snapshot, ' +
-      'keys filled through the call their middleware makes, async ones awaited one by one). peer-bench.md measured heap only, after the empty store was made: ' +
+      'keys filled through the call their middleware makes, async ones awaited one by one). The reference run (bench/notes/method.md) measured heap only, after the empty store was made: ' +
       'baseline 65 B/key; @fastify/rate-limit 2.96×, express-rate-limit 3.33×, koa-ratelimit 3.45×, rate-limiter-flexible 6.76×.',
   ].join('\n');
   return `${intro}\n\n${table}`;

@@ -1,4 +1,4 @@
-// Part "decisions": in-memory decision throughput, peer-bench.md §1.
+// Part "decisions": in-memory decision throughput, bench/notes/method.md §1.
 //
 // Sequential decisions, one contender per child process, for 1 hot key and
 // for N keys (round-robin over pre-made strings). The baseline is the least a
@@ -238,11 +238,11 @@ export function render(results) {
       `${config.rounds} sandwich rounds of ${config.sliceMs} ms slices: the sync baseline is measured before and after every other contender, in a shuffled order (seed ${config.seed}). ` +
       'ops/s = median over slices; ratio = median over rounds of (contender ÷ mean of the two adjacent baseline slices), [min–max] over rounds; ' +
       "spread = (max−min)/median of the contender's own slice rates. " +
-      `Limit ${config.limit.toExponential()} (never reached), window 1 h (sliding log: ${config.slidingLogWindowMs} ms, see bench/README.md); memoryStore({ maxKeys: ${config.maxKeys} }). ` +
+      `Limit ${config.limit.toExponential()} (never reached), window 1 h (sliding log: ${config.slidingLogWindowMs} ms, see bench/notes/decisions.md); memoryStore({ maxKeys: ${config.maxKeys} }). ` +
       `Target (issue): ratio ≥ ${config.target.min}× on both key counts, aim ${config.target.aim}×; ✓/✗ is judged on the median ratio. ` +
       'CPU-time ratio = the same ratio computed on decisions per second of the process\'s own CPU time (user + system): a cross-check that other processes on the machine did not skew a ratio.',
     '',
-    'The incumbents run in the same schedule (their own processes, the same baseline slices): each one\'s store as its middleware calls it (see bench/README.md). ' +
+    'The incumbents run in the same schedule (their own processes, the same baseline slices): each one\'s store as its middleware calls it (see bench/notes/decisions.md). ' +
       `Issue 9 (÷ columns): our median ratio ÷ express-rate-limit's MemoryStore (every row ≥ ${PEER_TARGET.express}×) and ÷ @fastify/rate-limit's LocalStore (single limits ≥ ${PEER_TARGET.fastify}×), same run, same key count. ` +
       'The floor rows are not limiters: the fixed-window row\'s limit and the policy row\'s two limits written inline on the memory store\'s layout, each returning core\'s `Decision` with its entries (bench/lib/floors.mjs); their ÷ columns say how far any code with this layout and answer can go. ' +
       `The "${SUBSCRIBED}, ratekit:decision subscribed" row is the ${SUBSCRIBED} row with one no-op node:diagnostics_channel subscriber: what observing every decision costs; every other ratekit row runs with none.`,

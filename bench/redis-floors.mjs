@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Redis server µs per call (INFO commandstats) of bare scripts, each one way of keeping a GCRA or
 // fixed-window state: what a decision's layout costs the server before any of our code runs. Not
-// a part of `pnpm bench`; see bench/README.md, "Layout floors".
+// a part of `pnpm bench`; see bench/notes/redis-floors.md, "Layout floors".
 //
 //   node bench/redis-floors.mjs [rounds=7] [calls=30000]
 //

@@ -3,7 +3,7 @@
 // sequential decisions (warm-up) it keeps N in flight for 3 s and prints decisions per second,
 // client CPU µs per decision, how busy the process was, the mean latency, the Redis server's CPU
 // µs per decision (INFO cpu; other clients' work counts too) and decisions per socket read of the
-// server (INFO stats). For checking a store-part result against a plain loop (bench/README.md,
+// server (INFO stats). For checking a store-part result against a plain loop (bench/notes/redis-floors.md,
 // "Fixed window on node-redis").
 //
 //   node bench/store-probe.mjs <variant> <keyCount> [inFlight=50]      (REDIS_URL, default redis://127.0.0.1:6379)

@@ -1,10 +1,10 @@
-// Part "store": Redis-backed decisions, peer-bench.md §4.
+// Part "store": Redis-backed decisions, bench/notes/method.md §4.
 //
 // One client connection per contender process, 50 decisions in flight,
 // sandwich rounds against the trivial EVALSHA on the same client library.
 // Round trips are counted by command: INFO commandstats deltas around every
 // slice, and a MONITOR capture that tells the client's commands (round
-// trips) from the ones the scripts run. See bench/README.md, "store".
+// trips) from the ones the scripts run. See bench/notes/redis-store.md.
 
 import { accessSync, constants } from 'node:fs';
 import os from 'node:os';
@@ -23,12 +23,12 @@ const WORKER = fileURLToPath(new URL('./lib/store-worker.mjs', import.meta.url))
 /** The issue's targets: ratio to the trivial script on the same client; above every peer; one round trip. */
 export const TARGET = {
   min: 0.9,
-  /** For reference only: the best peer in peer-bench.md §4 (rate-limiter-flexible, ioredis, 1 key), another harness. */
+  /** For reference only: the best peer in bench/notes/method.md §4 (rate-limiter-flexible, ioredis, 1 key), another harness. */
   peerBenchBest: 0.89,
   roundTrips: 1,
 };
 
-/** Decisions in flight per contender (peer-bench.md §4). */
+/** Decisions in flight per contender (bench/notes/method.md §4). */
 export const IN_FLIGHT = 50;
 /** Decisions in flight while touching every key before the measurements: deeper pipelines, fewer round trips. */
 const TOUCH_IN_FLIGHT = 200;
@@ -265,7 +265,7 @@ function perDecision(total, slices) {
      * in-flight requests reach Redis. Redis reads at most 16 KB of a client's requests at a time and
      * answers what it has read before reading more, so 50 requests of more than about 330 bytes
      * arrive in two reads and their replies in two writes: the client works on the first half's
-     * replies while Redis runs the second half (bench/README.md, "Fixed window on node-redis").
+     * replies while Redis runs the second half (bench/notes/redis-floors.md, "Fixed window on node-redis").
      */
     decisionsPerRead: total.ops / total.reads,
   };
@@ -287,7 +287,7 @@ function roundTrips({ decisions, fromClients, fromScripts }) {
 /**
  * The targets, per contender: ≥ 0.9× its client's trivial script; above
  * every peer measured in the same run on the same client and key count
- * (the issue's "measured in the same run"; peer-bench.md's figures come
+ * (the issue's "measured in the same run"; bench/notes/method.md's figures come
  * from another harness); exactly one round trip.
  */
 function judge(out, chosen) {
@@ -424,7 +424,7 @@ export function render(results) {
       'ops/s = median over slices; ratio = median over rounds of (contender ÷ mean of the two adjacent baseline slices), [min–max] over rounds. ' +
       `Limits: ${config.limit.toExponential()} per hour (policy: 1e6/s GCRA + 1e9/h fixed window), never reached; every decision writes. ` +
       `Targets (issue 4), judged on the median ratio: ≥ ${config.target.min}× the trivial script on the same client, and above every peer measured in this run on the same client and key count (_rate-limiter-flexible_, _rate-limit-redis_; on ioredis also _@fastify/rate-limit RedisStore_ and _koa-ratelimit (redis driver)_, which need ioredis' defineCommand; ` +
-      `peer-bench.md §4 reports ${config.target.peerBenchBest}× for it with another harness, whose baseline ran at 71 k/s), ` +
+      `bench/notes/method.md §4 reports ${config.target.peerBenchBest}× for it with another harness, whose baseline ran at 71 k/s), ` +
       'exactly one round trip per decision. Round trips: the commands the server received from the client during ' +
       `${hot.results[results.clients[0].contenders[0].id].roundTrips.decisions} decisions under MONITOR (commands run from inside scripts are not round trips); ` +
       'Script calls per decision: evalsha + eval + fcall (and their _ro forms), INFO commandstats deltas over every measured slice.',
@@ -437,7 +437,7 @@ export function render(results) {
       'Script µs / call: commandstats usec of evalsha+eval+fcall per call (time inside the script, its redis.call()s included). ' +
       'Decisions / Redis socket read: INFO stats total_reads_processed over the measured slices. Redis reads at most 16 KB of one client\'s requests at a time and answers them before it reads on, ' +
       `so ${config.inFlight} requests of more than about ${Math.floor(16_384 / config.inFlight)} bytes reach it in two reads, and the client works on the first replies while Redis runs the rest: ` +
-      'about half the in-flight count here means that overlap, which the closed loop of this harness rewards (bench/README.md, "Fixed window on node-redis"). ' +
+      'about half the in-flight count here means that overlap, which the closed loop of this harness rewards (bench/notes/redis-floors.md, "Fixed window on node-redis"). ' +
       'On 2 cores, client and server compete for the same CPUs, so both costs bound the throughput.',
     '',
     cost,

@@ -5,7 +5,7 @@
 // the same plus what express-rate-limit's contract adds to every response, which a drop-in for it
 // must do and this middleware does not: `req.rateLimit` (`{ limit, used, remaining, resetTime, key }`
 // with the hidden `current`) and the `Date` header beside `X-RateLimit-Reset`. A floor to read
-// @ratekit/express against (bench/README.md, "Per HTTP response"), not a limiter to use.
+// @ratekit/express against (bench/notes/http.md, "Per HTTP response"), not a limiter to use.
 import express from 'express';
 import { flexibleLimiter, TOO_MANY } from '../lib/http-rlflex.mjs';
 import { HELLO, limitOf, listenNode, serveHttp } from '../lib/http-server.mjs';

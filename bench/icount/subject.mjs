@@ -1,5 +1,5 @@
 // One contender making N sequential decisions, for instruction counting under
-// callgrind (see ./count.sh and bench/README.md, "Instruction counts").
+// callgrind (see ./count.sh and bench/notes/instruction-counts.md).
 //
 //   node subject.mjs <contender> <N> <keyCount>
 //
@@ -83,7 +83,10 @@ if (which === 'map') {
     const a = core.createLimiter({ limits: { algorithm: 'gcra', limit: NEVER, windowMs: HOUR_MS }, store: core.memoryStore({ maxKeys: Math.max(K, 100_000), pruneIntervalMs: 0 }) });
     const b = core.createLimiter({ limits: { algorithm: 'fixed-window', limit: NEVER, windowMs: HOUR_MS }, store: core.memoryStore({ maxKeys: Math.max(K, 100_000), pruneIntervalMs: 0 }) });
     let turn = false;
-    decide = (key) => ((turn = !turn) ? a : b).consume(key).allowed;
+    decide = (key) => {
+      turn = !turn;
+      return (turn ? a : b).consume(key).allowed;
+    };
   }
   const limits =
     which === 'policy'

@@ -1,5 +1,5 @@
 // The baseline of every in-memory part: the least an in-memory limiter can do
-// per decision (peer-bench.md §1): read the clock, Map.get the count, Map.set
+// per decision (bench/notes/method.md §1): read the clock, Map.get the count, Map.set
 // it back, compare with the limit.
 
 const NEVER = 1e12;

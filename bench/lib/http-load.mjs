@@ -6,7 +6,7 @@ import autocannon from 'autocannon';
 import { startChild } from './child.mjs';
 import { HOST } from './http-server.mjs';
 
-/** peer-bench.md §2: 50 connections, one request in flight on each. */
+/** bench/notes/method.md §2: 50 connections, one request in flight on each. */
 export const CONNECTIONS = 50;
 export const PIPELINING = 1;
 

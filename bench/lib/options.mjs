@@ -22,7 +22,7 @@ const DEFAULT_PARTS = ['decisions', 'bytes', 'store'];
 /** Aliases accepted by `--only`: the file stems. */
 const PART_ALIASES = { 'memory-decisions': 'decisions', 'memory-bytes': 'bytes', 'decision-layers': 'layers' };
 
-/** Full-run defaults: the peer benchmark's method (peer-bench.md §1 and §3). */
+/** Full-run defaults: the peer benchmark's method (bench/notes/method.md §1 and §3). */
 const FULL = { rounds: 10, sliceMs: 250, warmupMs: 1_000, keys: 100_000, memoryKeys: 1_000_000 };
 /** `--quick`: the same shape, small enough for a smoke run (under a minute). */
 const QUICK = { rounds: 3, sliceMs: 100, warmupMs: 300, keys: 100_000, memoryKeys: 200_000 };

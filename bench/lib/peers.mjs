@@ -1,5 +1,5 @@
 // The incumbents, in memory, as the decisions and bytes parts run them
-// (peer-bench.md §1 and §3): each one's store called directly, the way its own
+// (bench/notes/method.md §1 and §3): each one's store called directly, the way its own
 // middleware calls it once per request, with a limit that is never reached.
 //
 // - @fastify/rate-limit 11: `LocalStore.incr(key, cb, timeWindow, max)`, on

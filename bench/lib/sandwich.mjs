@@ -1,4 +1,4 @@
-// Sandwich rounds: the method of peer-bench.md, shared by every part.
+// Sandwich rounds: the method of bench/notes/method.md, shared by every part.
 //
 // Absolute rates on a shared 2-core box drift by tens of percent within
 // seconds, so no figure is compared with one measured at another time. The

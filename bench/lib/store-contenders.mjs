@@ -3,7 +3,7 @@
 // Every contender runs in its own child process with its own connection
 // (lib/store-worker.mjs). The reference on each client is the least a Redis
 // limiter can do in one atomic round trip: EVALSHA of a script that INCRs
-// one key (peer-bench.md §4).
+// one key (bench/notes/method.md §4).
 
 import { createLimiter } from '@ratekit/core';
 import { redisStore } from '@ratekit/redis';
@@ -33,7 +33,7 @@ export const CLIENTS = [
   { id: 'ioredis-ap', label: 'ioredis, auto-pipelining', what: 'new Redis({ enableAutoPipelining: true })' },
 ];
 
-/** The reference script, as in peer-bench.md §4. */
+/** The reference script, as in bench/notes/method.md §4. */
 export const TRIVIAL_SCRIPT = "return redis.call('INCR', KEYS[1])";
 
 const LIMITER_CALL = 'createLimiter({ limits, store: redisStore({ client }) }).consume(key)';

@@ -71,7 +71,7 @@ async function startRedisServer(port) {
     await Promise.race([waitForPing(url, 10_000), failed]);
   } catch (error) {
     await stop();
-    throw new Error(`Could not start redis-server on port ${port} (set REDIS_URL to use another server): ${error.message}\n${output}`);
+    throw new Error(`Could not start redis-server on port ${port} (set REDIS_URL to use another server): ${error.message}\n${output}`, { cause: error });
   }
   return { url, stop };
 }

@@ -433,7 +433,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
         svgPath = options.svg;
       }
     }
-    if (options.json) io.stdout(`${JSON.stringify(summaryJson(report, svgPath), (_key, value) => (value === Infinity ? 'Infinity' : value), 2)}\n`);
+    if (options.json) io.stdout(`${JSON.stringify(summaryJson(report, svgPath), (_key, value: unknown) => (value === Infinity ? 'Infinity' : value), 2)}\n`);
     else if (options.svg !== '-') io.stdout(formatSummary(report));
     return 0;
   } catch (error) {
@@ -441,7 +441,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       io.stderr(`ratekit: ${error.code}: ${error.message}\n`);
       return 2;
     }
-    io.stderr(`ratekit: ${(error as Error)?.stack ?? String(error)}\n`);
+    io.stderr(`ratekit: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return 1;
   }
 }

@@ -63,7 +63,7 @@ describe('Decision', () => {
     it('says when to call again: at now + retryAfterMs the same call passes, a millisecond earlier it does not', () => {
       let t = T0;
       const limiter = limiterOf({ algorithm: 'gcra', limit: 2, windowMs: 1_000 }, () => t);
-      limiter.consume('k', { cost: 2 });
+      sync(limiter.consume('k', { cost: 2 }));
       const refused = sync(limiter.consume('k'));
       expect(refused).toMatchObject({ allowed: false, retryAfterMs: 500, remaining: 0, resetMs: 1_000, cost: 1, nowMs: T0 });
       t = T0 + refused.retryAfterMs - 1;
@@ -89,9 +89,9 @@ describe('Decision', () => {
         ],
         () => t,
       );
-      limiter.consume('k');
+      sync(limiter.consume('k'));
       t = T0 + 1_000;
-      limiter.consume('k');
+      sync(limiter.consume('k'));
       t = T0 + 1_200;
       const decision = sync(limiter.consume('k', { cost: 2 }));
       // short refuses (800 ms to its window's end), long refuses (3 800 ms), roomy admits.
@@ -111,7 +111,7 @@ describe('Decision', () => {
         ],
         () => T0,
       );
-      limiter.consume('k');
+      sync(limiter.consume('k'));
       expect(sync(limiter.consume('k'))).toMatchObject({ allowed: false, policy: 'tight', limit: 1, remaining: 0, retryAfterMs: 1_000 });
     });
 

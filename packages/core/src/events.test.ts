@@ -1,6 +1,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { type DecisionEvent, type MemoryEvictEvent, type StoreErrorEvent, CHANNELS } from './events.js';
 import { createLimiter } from './limiter.js';
+import { sync } from './algorithms/test-support.js';
 import { memoryStore } from './stores/memory.js';
 import type { RateLimitStore } from './stores/types.js';
 
@@ -23,8 +24,8 @@ describe('diagnostics_channel events', () => {
   it('ratekit:decision: one event per decision, with the limiter prefix, key, policy, outcome and budget', async () => {
     const limiter = createLimiter({ limits: { limit: 1, windowMs: 1_000, name: 'per-second' }, prefix: 'api', now: () => 0 });
     const events = await collect<DecisionEvent>(CHANNELS.decision, () => {
-      limiter.consume('alice');
-      limiter.consume('alice');
+      sync(limiter.consume('alice'));
+      sync(limiter.consume('alice'));
     });
     expect(events.map(({ storeDurationMs, ...rest }) => rest)).toEqual([
       { prefix: 'api', key: 'alice', mode: 'consume', policy: 'per-second', allowed: true, cost: 1, remaining: 0, retryAfterMs: 0, store: 'memory', fallback: false, source: 'store' },
@@ -59,9 +60,9 @@ describe('diagnostics_channel events', () => {
   it('ratekit:memory:evict: each key the LRU evicts, and whether it was kept aside', async () => {
     const limiter = createLimiter({ limits: { limit: 2, windowMs: 1_000 }, store: memoryStore({ maxKeys: 1, pruneIntervalMs: 0 }), now: () => 0 });
     const events = await collect<MemoryEvictEvent>(CHANNELS.memoryEvict, () => {
-      limiter.consume('fresh'); // 1 of 2 left: dropped when evicted
-      limiter.consume('spent', { cost: 2 });
-      limiter.consume('next');
+      sync(limiter.consume('fresh')); // 1 of 2 left: dropped when evicted
+      sync(limiter.consume('spent', { cost: 2 }));
+      sync(limiter.consume('next'));
     });
     expect(events).toEqual([
       { key: 'fresh', keptAside: false, size: 1 },

@@ -1,4 +1,4 @@
-import { RateKitError, RateKitOptionError } from './errors';
+import { RateKitOptionError } from './errors';
 import { type LimitOptions, resolveLimit } from './limit';
 import { createLimiter, type LimiterOptions } from './limiter';
 import { stackLimiters } from './stack';
@@ -169,7 +169,7 @@ describe('createLimiter option validation', () => {
   describe('given a key that is not a string', () => {
     it('throws a coded key error', () => {
       const limiter = createLimiter({ limits: ok, now: () => 0, store: small() });
-      expect(() => limiter.consume(42 as unknown as string)).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_KEY' }) as unknown as RateKitError);
+      expect(() => limiter.consume(42 as unknown as string)).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_KEY' }));
     });
   });
 });

@@ -7,7 +7,7 @@ import { RefusalCache, resolveRefusalCacheOption } from './refusal-cache.js';
 import { memoryConsumeOf, memoryStore } from './stores/memory.js';
 import type { MaybePromise, RateLimitStore } from './stores/types.js';
 import { resolveStoreTimeoutMs, storeCallBound } from './store-timeout.js';
-import { assertFunction, assertKnownKeys, assertNonNegative, assertObject, assertPositive } from './validate.js';
+import { assertFunction, assertKnownKeys, assertNonNegative, assertObject } from './validate.js';
 
 /** The options {@link createLimiter} takes. */
 const LIMITER_OPTIONS = ['limits', 'store', 'prefix', 'cost', 'now', 'onStoreError', 'storeTimeoutMs', 'onError', 'refusalCache'] as const;
@@ -16,6 +16,7 @@ const LIMITER_OPTIONS = ['limits', 'store', 'prefix', 'cost', 'now', 'onStoreErr
 export type LimitsOption<TContext> = LimitOptions | readonly LimitOptions[] | ((context: TContext) => LimitOptions | readonly LimitOptions[]);
 
 /** What to do when the store fails or times out. See {@link LimiterOptions.onStoreError}. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the fallback limiter gets the caller's context, whatever its type (Limiter is invariant in it)
 export type StoreErrorPolicy = 'throw' | 'allow' | 'deny' | Limiter<any>;
 
 /** Options of {@link createLimiter}. */
@@ -150,7 +151,7 @@ export interface Limiter<TContext = unknown> {
 export function createLimiter<TContext = unknown>(options: LimiterOptions<TContext>): Limiter<TContext> {
   assertObject('options', options);
   assertKnownKeys('', options, LIMITER_OPTIONS);
-  if (options.store !== undefined && (typeof options.store?.evaluate !== 'function' || typeof options.store.resetKey !== 'function')) {
+  if (options.store !== undefined && (typeof options.store.evaluate !== 'function' || typeof options.store.resetKey !== 'function')) {
     throw new RateKitOptionError('store', 'a RateLimitStore (with evaluate and resetKey)', options.store);
   }
   const namespace = options.prefix ?? '';
@@ -306,7 +307,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     const wrapped =
       error instanceof RateKitError && error.code === 'ERR_RATEKIT_STORE'
         ? error
-        : new RateKitError('ERR_RATEKIT_STORE', `The ${store.name} store failed: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+        : new RateKitError('ERR_RATEKIT_STORE', `The ${store.name} store failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     if (storeErrorChannel.hasSubscribers) {
       const policy = typeof onStoreError === 'object' ? 'fallback' : onStoreError;
       storeErrorChannel.publish({ prefix: namespace, key, store: store.name, error: wrapped, onStoreError: policy });
@@ -399,6 +400,7 @@ function resolveLimitsOption<TContext>(option: LimitsOption<TContext>, store: Ra
     const cache = new WeakMap<object, readonly ResolvedLimit[]>();
     return (context) => {
       const chosen = option(context);
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: a user's limits(context) can return any value
       const cached = typeof chosen === 'object' && chosen !== null ? cache.get(chosen) : undefined;
       if (cached !== undefined) return cached;
       const resolved = resolveList(chosen, 'limits(context)', cost);
@@ -417,6 +419,7 @@ function resolveLimitsOption<TContext>(option: LimitsOption<TContext>, store: Ra
  * limit whose capacity is below it would refuse every request forever).
  */
 function resolveList(option: LimitOptions | readonly LimitOptions[], path: string, cost: number): readonly ResolvedLimit[] {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (!Array.isArray(option) && (typeof option !== 'object' || option === null)) {
     throw new RateKitOptionError(path, 'a limit, an array of limits or a function', option);
   }

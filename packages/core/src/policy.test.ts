@@ -48,7 +48,7 @@ describe('evaluatePolicy', () => {
     });
 
     it('refuses the 11th on the per-second limit and charges neither limit', () => {
-      for (let i = 0; i < 10; i++) limiter.consume('k');
+      for (let i = 0; i < 10; i++) sync(limiter.consume('k'));
       const before = sync(limiter.peek('k'));
       const refused = sync(limiter.consume('k'));
       expect(refused.allowed).toBe(false);

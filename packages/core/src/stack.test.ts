@@ -56,8 +56,8 @@ describe('stackLimiters', () => {
       const user = limiterOf(perUser);
       const route = limiterOf(perRoute);
       const stack = stackLimiters(user, route);
-      stack.consume(['alice', '/search']);
-      stack.consume(['alice', '/search']);
+      sync(stack.consume(['alice', '/search']));
+      sync(stack.consume(['alice', '/search']));
       const decision = sync(stack.consume(['alice', '/search']));
       expect(decision).toMatchObject({ allowed: false, policy: 'route', retryAfterMs: 500 });
       expect(decision.limits.map((l) => [l.name, l.allowed, l.tokensPaid, l.remaining])).toEqual([
@@ -71,7 +71,7 @@ describe('stackLimiters', () => {
       const user = limiterOf({ ...perUser, limit: 1 });
       const route = limiterOf(perRoute);
       const stack = stackLimiters(user, route);
-      stack.consume(['alice', '/search']);
+      sync(stack.consume(['alice', '/search']));
       expect(sync(stack.consume(['alice', '/search']))).toMatchObject({ allowed: false, policy: 'user' });
       expect(sync(route.peek('/search')).remaining).toBe(1);
     });
@@ -133,7 +133,7 @@ describe('stackLimiters', () => {
         if (how === 'sync') throw error;
         return Promise.reject(error);
       };
-      return { name: 'broken', shared: true, clock: 'caller', evaluate: fail as never, resetKey: fail as never };
+      return { name: 'broken', shared: true, clock: 'caller', evaluate: fail, resetKey: fail };
     }
 
     it.each(['sync', 'async'] as const)('refunds the limiters already charged, then rethrows the error (%s failure)', async (how) => {

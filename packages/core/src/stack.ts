@@ -37,6 +37,7 @@ export interface LimiterStack<TContext = unknown> {
 export function stackLimiters<TContext = unknown>(...limiters: Limiter<TContext>[]): LimiterStack<TContext> {
   if (limiters.length === 0) throw new RateKitOptionError('limiters', 'at least one limiter', limiters);
   limiters.forEach((limiter, i) => {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
     if (typeof limiter?.consume !== 'function') throw new RateKitOptionError(`limiters[${i}]`, 'a limiter', limiter);
   });
 
@@ -60,10 +61,11 @@ export function stackLimiters<TContext = unknown>(...limiters: Limiter<TContext>
       const failed = (error: unknown): MaybePromise<never> => {
         const refunds = decisions.map((d, i) => settled(() => limiters[i]!.refund(keys[i]!, { ...options, cost: d.cost })));
         const rethrow = (outcomes: ReadonlyArray<PromiseSettledResult<unknown>>): never => {
-          const refundErrors = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
+          const refundErrors = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason as unknown] : []));
           if (refundErrors.length === 0) throw error;
           throw new AggregateError([error, ...refundErrors], 'A stacked limiter failed, and refunding the limiters before it failed too: their charges may stand');
         };
+        // eslint-disable-next-line @typescript-eslint/await-thenable -- a mix of decisions and promises, some of them pending: Promise.all takes both
         return refunds.some((r) => r instanceof Promise) ? Promise.all(refunds).then(rethrow) : rethrow(refunds as PromiseSettledResult<unknown>[]);
       };
       const from = (start: number): MaybePromise<Decision> => {
@@ -85,6 +87,7 @@ export function stackLimiters<TContext = unknown>(...limiters: Limiter<TContext>
     peek(keys, options) {
       checkKeys(keys);
       const results = limiters.map((limiter, i) => limiter.peek(keys[i]!, options));
+      // eslint-disable-next-line @typescript-eslint/await-thenable -- a mix of decisions and promises, some of them pending: Promise.all takes both
       if (results.some((r) => r instanceof Promise)) return Promise.all(results).then((all) => merge(all, all.every((d) => d.allowed)));
       const all = results as Decision[];
       return merge(all, all.every((d) => d.allowed));
@@ -95,6 +98,7 @@ export function stackLimiters<TContext = unknown>(...limiters: Limiter<TContext>
     const refunds = decisions.slice(0, -1).map((d, i) => limiters[i]!.refund(keys[i]!, { ...options, cost: d.cost }));
     // Report the refunded limiters as the refunds leave them (nothing paid), not with the charge that was undone.
     const refused = (undone: readonly Decision[]) => merge([...undone, decisions[decisions.length - 1]!], false);
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- a mix of decisions and promises, some of them pending: Promise.all takes both
     if (refunds.some((r) => r instanceof Promise)) return Promise.all(refunds).then(refused);
     return refused(refunds as Decision[]);
   }

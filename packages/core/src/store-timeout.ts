@@ -89,6 +89,7 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
     }
     dropSettled();
     // A failure's handler may have started a call, and with it the timer, meanwhile.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- pending.fail() above may re-arm the timer, which flow analysis cannot see
     if (head < queue.length && timer === undefined) arm(queue[head]!.deadlineMs - nowMs);
   }
 

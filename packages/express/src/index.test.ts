@@ -53,7 +53,7 @@ interface Library {
 const erl = erlModule as unknown as Library & { default: Library['rateLimit'] };
 const LIBRARIES: Library[] = [
   { name: 'express-rate-limit', rateLimit: erl.rateLimit, ipKeyGenerator: erl.ipKeyGenerator, MemoryStore: erl.MemoryStore },
-  { name: '@ratekit/express', rateLimit: ours.rateLimit as never, ipKeyGenerator: ours.ipKeyGenerator, MemoryStore: ours.MemoryStore as never },
+  { name: '@ratekit/express', rateLimit: ours.rateLimit as never, ipKeyGenerator: ours.ipKeyGenerator, MemoryStore: ours.MemoryStore },
 ];
 
 const quiet = { warn: () => undefined, error: () => undefined };

@@ -19,10 +19,10 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
  */
 export function after<T>(value: T | PromiseLike<T>, then: (value: T) => void, fail: (error: unknown) => void): void {
   if (!isThenable(value)) {
-    then(value as T);
+    then(value);
     return;
   }
-  (value as PromiseLike<T>).then((resolved) => {
+  (value).then((resolved) => {
     try {
       then(resolved);
     } catch (error) {

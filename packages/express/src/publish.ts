@@ -10,7 +10,7 @@ import type { Request } from 'express';
  * request its app's prototype (`Object.setPrototypeOf(req, app.request)`),
  * after which every request object has a hidden class of its own, so V8
  * builds a new one to add the property: about 14,000 instructions (some
- * 4 µs) per request, measured with `bench/icount/http.mjs` (bench/README.md,
+ * 4 µs) per request, measured with `bench/icount/http.mjs` (bench/notes/http.md,
  * "Per HTTP response"). Every middleware that adds a property to `req` pays it.
  *
  * @returns `info`

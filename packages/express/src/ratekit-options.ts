@@ -79,15 +79,15 @@ export function resolveRateKit(
   }
 
   const limits = policyOf(given, options);
-  const onError = (options.onError as ((error: RateKitError) => void) | undefined) ?? ((error: RateKitError) => common.logger.error(error));
-  assertFunction('onError', onError as unknown);
+  const onError = (options.onError) ?? ((error: RateKitError) => common.logger.error(error));
+  assertFunction('onError', onError);
   const onStoreError: StoreErrorPolicy | undefined = options.onStoreError ?? (options.passOnStoreError === true ? 'allow' : undefined);
   const prefix = options.prefix ?? '';
 
   // The core validates limits, cost, store, prefix, onStoreError, storeTimeoutMs and now, and names the option.
   const limiter = createLimiter<Request>({
     limits,
-    store: options.store as never,
+    store: options.store,
     prefix,
     cost: options.cost,
     now: common.now,

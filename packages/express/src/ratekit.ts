@@ -144,7 +144,7 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
 /** A failed refund, as an error for `onError`. */
 function refundError(error: unknown, during: 'decrement' | 'callback' | 'close' | 'error'): RateKitError {
   if (error instanceof RateKitError) return error;
-  const reason = (error as Error)?.message ?? String(error);
+  const reason = error instanceof Error ? error.message : String(error);
   if (during === 'callback') {
     // No code fits a user callback failing at run time better than the option's own.
     return new RateKitError('ERR_RATEKIT_INVALID_OPTION', `\`requestWasSuccessful\` threw, so nothing was refunded: ${reason}`, { cause: error });

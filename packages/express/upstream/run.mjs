@@ -164,7 +164,9 @@ function resolveAnywhere(name) {
   for (const base of [packageDir, repoDir]) {
     try {
       return createRequire(join(base, 'package.json')).resolve(name);
-    } catch {}
+    } catch {
+      // not under this base: try the next one
+    }
   }
   const store = join(repoDir, 'node_modules', '.pnpm');
   const dir = existsSync(store) ? readdirSync(store).find((d) => d.startsWith(`${name.replace('/', '+')}@`)) : undefined;
@@ -185,5 +187,6 @@ function checkCommonJsExport(exported) {
 function firstLine(text) {
   if (typeof text !== 'string') return '';
   // biome-ignore lint/suspicious/noControlCharactersInRegex: strips jest's ANSI colours
+  // eslint-disable-next-line no-control-regex -- strips ANSI colour codes (ESC [ … m) from the test runner's output
   return (text.replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 240);
 }

@@ -14,6 +14,7 @@ export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'standardHeaders'
 export function isRateKitMode(options: Readonly<Record<string, unknown>>): boolean {
   for (const name of RATEKIT_OPTIONS) if (options[name] !== undefined) return true;
   const store = options.store as { evaluate?: unknown } | undefined;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   return typeof store === 'object' && store !== null && typeof store.evaluate === 'function';
 }
 

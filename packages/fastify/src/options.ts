@@ -146,11 +146,11 @@ export function resolveRegistration(options: RateLimitPluginOptions | undefined,
   assertInteger('cache', cache, 1);
   if (raw.now !== undefined) assertFunction('now', raw.now);
   const store = raw.store as RateLimitStore | undefined;
-  if (store !== undefined && (typeof store?.evaluate !== 'function' || typeof store.resetKey !== 'function')) {
+  if (store !== undefined && (typeof store.evaluate !== 'function' || typeof store.resetKey !== 'function')) {
     throw new RateKitOptionError('store', 'a ratekit RateLimitStore (with evaluate and resetKey) when ratekit options are given; a @fastify/rate-limit store class works only without them', raw.store);
   }
-  const settings = resolveSettings(base as RateLimitOptions, '', onKeyError);
-  return { base: base as RateLimitOptions, settings, global, nameSpace, cache, store, now: raw.now, refusalCache: raw.refusalCache };
+  const settings = resolveSettings(base, '', onKeyError);
+  return { base, settings, global, nameSpace, cache, store, now: raw.now, refusalCache: raw.refusalCache };
 }
 
 /**
@@ -166,7 +166,7 @@ export function resolveRouteSettings(base: RateLimitOptions, override: unknown, 
     if (REGISTRATION_KEYS.has(name)) throw new RateKitOptionError(`${path}${name}`, 'unset: it is a plugin option, set when the plugin is registered', value);
     rejectUnknown(name, value, path);
   }
-  return resolveSettings(mergeOptions(base, override as RateLimitOptions), path, onKeyError);
+  return resolveSettings(mergeOptions(base, override), path, onKeyError);
 }
 
 /**
@@ -183,7 +183,7 @@ export function mergeOptions(base: RateLimitOptions, override: RateLimitOptions)
   if (HEADER_FORMAT_KEYS.some(given) && !given('enableDraftSpec')) delete merged.enableDraftSpec;
   if (given('skipOnError') && !given('onStoreError')) delete merged.onStoreError;
   if (given('onStoreError') && !given('skipOnError')) delete merged.skipOnError;
-  return merged as RateLimitOptions;
+  return merged;
 }
 
 /** Receives a one-time report that the default key found no IP. */
@@ -237,6 +237,7 @@ function resolveSettings(o: RateLimitOptions, path: string, onKeyError: KeyRepor
     throw new RateKitOptionError(at('skipOnError'), "unset when `onStoreError` is set (skipOnError is onStoreError: 'allow')", skipOnError);
   }
   const onStoreError = o.onStoreError ?? (skipOnError ? 'allow' : 'throw');
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (!['throw', 'allow', 'deny'].includes(onStoreError as string) && typeof (onStoreError as { consume?: unknown })?.consume !== 'function') {
     throw new RateKitOptionError(at('onStoreError'), "'throw', 'allow', 'deny' or a fallback limiter", onStoreError);
   }

@@ -30,7 +30,9 @@ interface Limiter {
 /** The plugin function; exported wrapped with `fastify-plugin` as {@link fastifyRateLimit}. */
 const ratekitFastify: FastifyPluginAsync<RateLimitPluginOptions> = async function ratekitFastify(fastify, options) {
   warnAboutEarlyRoutes(fastify);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- Fastify passes undefined when the plugin is registered without options
   if (!isRateKitMode((options ?? {}) as Record<string, unknown>)) {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- Fastify passes undefined when the plugin is registered without options
     registerCompat(fastify, (options ?? {}) as Record<string, unknown>);
     return;
   }
@@ -159,7 +161,7 @@ function hasLimiter(route: RouteOptions, limiter: Limiter): boolean {
 function appendHook(route: RouteOptions, stage: (typeof STAGES)[number], hook: LimiterHook): void {
   const hooks = route as unknown as Record<string, unknown>;
   const existing = hooks[stage];
-  hooks[stage] = existing === undefined || existing === null ? [hook] : Array.isArray(existing) ? [...existing, hook] : [existing, hook];
+  hooks[stage] = existing === undefined || existing === null ? [hook] : Array.isArray(existing) ? [...(existing as unknown[]), hook] : [existing, hook];
 }
 
 /**

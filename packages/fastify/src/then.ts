@@ -12,5 +12,5 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
  * function still works.
  */
 export function then<T, U>(value: T | PromiseLike<T>, fn: (value: T) => U | PromiseLike<U>): MaybePromise<U> {
-  return isThenable(value) ? Promise.resolve(value).then(fn) : (fn(value as T) as MaybePromise<U>);
+  return isThenable(value) ? Promise.resolve(value).then(fn) : (fn(value) as MaybePromise<U>);
 }

@@ -193,6 +193,7 @@ export interface RateLimitOptions {
    * `fastify.log.error`.
    * @default 'throw'
    */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the fallback limiter gets the caller's context, whatever its type (Limiter is invariant in it)
   onStoreError?: 'throw' | 'allow' | 'deny' | Limiter<any>;
   /** The longest a store call may take, in ms, before it counts as failed. @default 1_000 */
   storeTimeoutMs?: number;

@@ -170,6 +170,7 @@ export interface RateLimitOptions<TContext> {
   /** Where state lives: any {@link RateLimitStore}. @default a bounded in-memory store (see `db`) */
   store?: RateLimitStore;
   /** What a failing store turns into: `'throw'` (status 500), `'allow'`, `'deny'` or a fallback limiter. @default 'throw' */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the fallback limiter gets the caller's context, whatever its type (Limiter is invariant in it)
   onStoreError?: 'throw' | 'allow' | 'deny' | Limiter<any>;
   /**
    * The longest an asynchronous store call may take, in ms (1 to 2³¹ − 1, or
@@ -240,6 +241,7 @@ const storesByDb = new WeakMap<Map<unknown, unknown>, RateLimitStore>();
  * @throws {RateKitOptionError} naming the first bad option.
  */
 export function resolveOptions<TContext>(options: RateLimitOptions<TContext> = {}): ResolvedOptions<TContext> {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- widened so the assertion does not narrow `options` itself
   assertObject('options', options as unknown);
   for (const name of Object.keys(options)) {
     if (KNOWN.has(name) || (options as Record<string, unknown>)[name] === undefined) continue;
@@ -266,6 +268,7 @@ export function resolveOptions<TContext>(options: RateLimitOptions<TContext> = {
   if (status > 599) throw new RateKitOptionError('status', 'an integer from 400 to 599', status);
 
   const errorMessage = options.errorMessage;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (errorMessage !== undefined && (errorMessage === null || !['string', 'object', 'function'].includes(typeof errorMessage))) {
     throw new RateKitOptionError('errorMessage', 'a string, an object or a function', errorMessage);
   }

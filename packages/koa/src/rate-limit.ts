@@ -145,7 +145,10 @@ function rateKitRatelimit<StateT, ContextT>(
     if (whitelist !== undefined) {
       let listed = whitelist(ctx);
       if (listed instanceof Promise) listed = await listed;
-      if (listed) return next();
+      if (listed) {
+        await next();
+        return;
+      }
     }
     return limit(ctx, next);
   }
@@ -208,7 +211,7 @@ function rateKitRatelimit<StateT, ContextT>(
   }
 
   function keyError(error: unknown): RateKitError {
-    return new RateKitError('ERR_RATEKIT_KEY', `${keyLabel} threw: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    return new RateKitError('ERR_RATEKIT_KEY', `${keyLabel} threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 
   /** The core's headers for a decision (one entry per field: `combineLists`), with the `headers` renames applied. */
@@ -245,6 +248,7 @@ const DONE: Promise<void> = Promise.resolve();
 function toKey(id: unknown, label: string): string {
   if (typeof id === 'string' && id.length > 0) return id;
   if (typeof id === 'number' && Number.isFinite(id)) return String(id);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects are described above; String() only sees primitives and functions
   const got = typeof id === 'string' ? '""' : id === null ? 'null' : typeof id === 'object' ? 'an object' : String(id);
   throw new RateKitError('ERR_RATEKIT_KEY', `Expected ${label} to return a non-empty string, a number, or false to skip limiting, got ${got}`);
 }

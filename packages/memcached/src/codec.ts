@@ -97,7 +97,7 @@ export function decodeBucket(text: string, key: string): Map<string, BucketEntry
   const entries = new Map<string, BucketEntry>();
   for (const [id, value] of Object.entries(parsed)) {
     if (!Array.isArray(value) || value.length === 0 || !value.every((n) => typeof n === 'number')) throw badValue(key, text);
-    entries.set(id, { expiresAtMs: value[0] as number, state: value.slice(1) as number[] });
+    entries.set(id, { expiresAtMs: value[0] as number, state: value.slice(1) });
   }
   return entries;
 }

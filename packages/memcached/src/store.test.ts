@@ -1,4 +1,4 @@
-import { createLimiter, type Decision, type LimitOptions, RateKitError, RateKitOptionError, type ResolvedLimit } from '@ratekit/core';
+import { createLimiter, type LimitOptions, RateKitError, RateKitOptionError, type ResolvedLimit } from '@ratekit/core';
 import {
   ask,
   describeWithService,
@@ -15,7 +15,7 @@ import {
 } from '@ratekit/test-utils';
 import { testRefusalCacheDifferential } from '@ratekit/test-utils';
 import { createConnection } from 'node:net';
-import { MemcachedClient, type MetaReply, parseServer } from './client.js';
+import { MemcachedClient, parseServer } from './client.js';
 import { decodeWindow } from './codec.js';
 import { KeySpace } from './keys.js';
 import { type MemcachedStore, type MemcachedStoreOptions, memcachedStore } from './store.js';
@@ -373,7 +373,7 @@ describeWithPrivateServer('memcachedStore when the server fails', () => {
     for (let i = 0; i < count; i++) {
       const seen = errors.length;
       const started = performance.now();
-      const d = (await limiter.consume(key)) as Decision;
+      const d = (await limiter.consume(key));
       rows.push({ allowed: d.allowed, ms: performance.now() - started, failed: errors.length > seen });
     }
     return rows;

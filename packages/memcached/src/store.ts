@@ -427,7 +427,7 @@ async function attempt(io: Io, plan: Plan, request: EvaluateRequest): Promise<De
       const results = await Promise.allSettled(
         commits.map(({ counter, desired, ttlMsFor }) => writeCounter(io, plan.route, target(counter), desired, desired === undefined ? 0 : ttlMsFor(desired.startMs))),
       );
-      let lost = false;
+      let lost = false as boolean; // set inside the callback below: typed wide so flow analysis does not pin it to false
       let failed: PromiseRejectedResult | undefined;
       results.forEach((result, i) => {
         const commit = commits[i]!;
@@ -471,7 +471,7 @@ interface Commit {
 /** Gives back a refund on each limit, each with its own compare-and-set loop, then reports as core's refund does. */
 async function refund(io: Io, plan: Plan, request: EvaluateRequest): Promise<Decision> {
   const { cost, nowMs } = request;
-  const states: Array<LimitState | undefined> = new Array(plan.limits.length);
+  const states = new Array<LimitState | undefined>(plan.limits.length);
   const groups: Array<Promise<void>> = [];
   plan.limits.forEach((p, i) => {
     if (p.kind === 'bucket') return;

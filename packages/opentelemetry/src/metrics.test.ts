@@ -1,4 +1,4 @@
-import { AggregationTemporality, MeterProvider, MetricReader, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
+import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { createLimiter, memoryStore, type RateLimitStore } from '@ratekit/core';
 import { instrumentRateKit, type RateKitMetrics } from './index.js';
 
@@ -16,7 +16,7 @@ async function points(reader: MetricReader): Promise<Record<string, Array<[Recor
   const { resourceMetrics, errors } = await reader.collect();
   expect(errors).toEqual([]);
   const out: Record<string, Array<[Record<string, unknown>, unknown]>> = {};
-  for (const scope of (resourceMetrics as ResourceMetrics).scopeMetrics) {
+  for (const scope of (resourceMetrics).scopeMetrics) {
     for (const metric of scope.metrics) {
       out[metric.descriptor.name] = metric.dataPoints.map((p) => [p.attributes as Record<string, unknown>, p.value]);
     }
@@ -42,7 +42,7 @@ afterEach(async () => {
 describe('instrumentRateKit: ratekit events as OpenTelemetry metrics (SDK reader, no mock)', () => {
   it('counts decisions by policy and outcome, and records each store call’s duration', async () => {
     const limiter = createLimiter({ limits: { limit: 2, windowMs: 60_000, name: 'minute' }, prefix: 'api', now: () => 0 });
-    for (let i = 0; i < 5; i++) limiter.consume('alice');
+    for (let i = 0; i < 5; i++) await limiter.consume('alice');
     const got = await points(reader);
     const base = { 'ratekit.prefix': 'api', 'ratekit.policy': 'minute', 'ratekit.mode': 'consume', 'ratekit.fallback': false, 'ratekit.source': 'store' };
     expect(got['ratekit.decisions']).toEqual(
@@ -89,10 +89,10 @@ describe('instrumentRateKit: ratekit events as OpenTelemetry metrics (SDK reader
     const store = memoryStore({ maxKeys: 2, pruneIntervalMs: 0 });
     instrumentation.observeMemoryStore(store, 'api');
     const limiter = createLimiter({ limits: { limit: 4, windowMs: 60_000 }, store, now: () => 0 });
-    limiter.consume('a'); // 3 of 4 left: dropped when evicted
-    limiter.consume('b', { cost: 4 }); // none left: kept aside when evicted
-    limiter.consume('c');
-    limiter.consume('d');
+    await limiter.consume('a'); // 3 of 4 left: dropped when evicted
+    await limiter.consume('b', { cost: 4 }); // none left: kept aside when evicted
+    await limiter.consume('c');
+    await limiter.consume('d');
     const got = await points(reader);
     expect(got['ratekit.memory.evictions']).toEqual(
       expect.arrayContaining([
@@ -106,7 +106,7 @@ describe('instrumentRateKit: ratekit events as OpenTelemetry metrics (SDK reader
 
   it('records nothing after disable()', async () => {
     instrumentation.disable();
-    createLimiter({ limits: { limit: 1, windowMs: 1_000 }, now: () => 0 }).consume('k');
+    await createLimiter({ limits: { limit: 1, windowMs: 1_000 }, now: () => 0 }).consume('k');
     expect(await points(reader)).toEqual({});
   });
 });

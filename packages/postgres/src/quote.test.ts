@@ -24,7 +24,7 @@ describe('isIdentifier', () => {
     ['a NUL', 'a\u0000b', 0, false],
     ['not a string', 42, 0, false],
   ])('%s → %s', (_, name, suffix, expected) => {
-    expect(isIdentifier(name, suffix as number)).toBe(expected);
+    expect(isIdentifier(name, suffix)).toBe(expected);
   });
 });
 

@@ -29,6 +29,7 @@ export function isIdentifier(name: unknown, suffixBytes = 0): name is string {
 }
 
 /** Matches what PostgreSQL `text` cannot hold (NUL, unpaired UTF-16 surrogates) and the escape character itself. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what must be found: PostgreSQL text cannot hold it
 const NEEDS_ESCAPE = /[\\\u0000]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const NEEDS_ESCAPE_ALL = new RegExp(NEEDS_ESCAPE.source, 'g');
 

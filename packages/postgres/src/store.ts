@@ -31,7 +31,7 @@ export interface PgQueryConfig {
  * broken connection is replaced, so the store recovers when the server comes back.
  */
 export interface PgQueryable {
-  query(config: PgQueryConfig): Promise<{ rows: any[]; rowCount: number | null }>;
+  query(config: PgQueryConfig): Promise<{ rows: Array<Record<string, unknown>>; rowCount: number | null }>;
 }
 
 /** Options of {@link postgresStore}. */
@@ -145,6 +145,7 @@ const REPLY_FIELDS_PER_LIMIT = 9;
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   assertObject('options', options);
   const pool = options.pool;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (typeof pool !== 'object' || pool === null || typeof pool.query !== 'function') {
     throw new RateKitOptionError('pool', 'a pg Pool or Client (an object with a query method)', pool);
   }
@@ -224,7 +225,7 @@ WHERE t.namespace = doomed.namespace AND t.key = doomed.key AND t.expires_at <= 
             });
         }, cleanupIntervalMs)
       : undefined;
-  timer?.unref?.();
+  timer?.unref();
 
   return {
     name: STORE_NAME,

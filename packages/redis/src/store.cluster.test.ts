@@ -122,7 +122,7 @@ describeWithService(redisClusterService, 'redisStore on a Redis Cluster', (serve
               const redis = store() as RedisStore;
               const ns = namespace();
               const policy = limits({ limit: 3, windowMs: 60_000 });
-              const libraries = (master: (typeof masters)[number]) => master.connection.sendCommand(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION]) as Promise<unknown[]>;
+              const libraries = (master: (typeof masters)[number]) => master.connection.sendCommand<unknown[]>(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION]);
               // Enough keys to land on every master.
               const partitionKeys = Array.from({ length: 60 }, (_, i) => `k${i}`);
               await Promise.all(partitionKeys.map((key) => ask(redis, { namespace: ns, limits: policy, key })));

@@ -201,7 +201,7 @@ async function runOutage(server: LocalRedis, connect: (url: string) => Promise<C
     await sleep(300);
     const admin = await createClient({ url: restarted.url }).connect();
     try {
-      const libraryLoadedAfterRestart = ((await admin.sendCommand(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION])) as unknown[]).length === 1;
+      const libraryLoadedAfterRestart = (await admin.sendCommand<unknown[]>(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION])).length === 1;
       return { limiters, stalls, clientErrors: connection.errors.length, server: restarted, store, libraryLoadedAfterRestart };
     } finally {
       await admin.quit();

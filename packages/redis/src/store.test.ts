@@ -24,7 +24,7 @@ function scriptOnly(client: RedisClientLike): RedisClientLike {
 
 /** The libraries named DECISION_FUNCTION on the server (0 or 1). */
 async function librariesLoaded(admin: NodeRedisClient): Promise<number> {
-  return ((await admin.sendCommand(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION])) as unknown[]).length;
+  return (await admin.sendCommand<unknown[]>(['FUNCTION', 'LIST', 'LIBRARYNAME', DECISION_FUNCTION])).length;
 }
 
 /** The two supported clients, connected to `url`, with a uniform way to close them. */

@@ -211,6 +211,7 @@ interface Entry {
  */
 export function syncedStore(options: SyncedStoreOptions): SyncedStore {
   // Not assertObject: narrowing these all-optional options to a record would lose their types.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new RateKitOptionError('options', 'an object', options);
   const syncIntervalMs = options.syncIntervalMs ?? 100;
   assertNonNegative('syncIntervalMs', syncIntervalMs, ' of milliseconds');
@@ -394,7 +395,7 @@ export function syncedStore(options: SyncedStoreOptions): SyncedStore {
       } catch (error) {
         counts.publishFailures++;
         for (let i = at; i < batch.length; i++) restore(batch[i]!);
-        onError(new RateKitError('ERR_RATEKIT_STORE', `The synced store could not publish its usage (kept for the next sync): ${(error as Error)?.message ?? String(error)}`, { cause: error }));
+        onError(new RateKitError('ERR_RATEKIT_STORE', `The synced store could not publish its usage (kept for the next sync): ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
         return;
       }
       seq++;
@@ -415,7 +416,7 @@ export function syncedStore(options: SyncedStoreOptions): SyncedStore {
   let queued = false;
   function sync(): Promise<void> {
     chain = chain.then(publishPending).catch((error: unknown) => {
-      onError(new RateKitError('ERR_RATEKIT_STORE', `The synced store's sync failed: ${(error as Error)?.message ?? String(error)}`, { cause: error }));
+      onError(new RateKitError('ERR_RATEKIT_STORE', `The synced store's sync failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
     });
     return chain;
   }
@@ -441,13 +442,13 @@ export function syncedStore(options: SyncedStoreOptions): SyncedStore {
           void sync();
         }, syncIntervalMs)
       : undefined;
-  syncTimer?.unref?.();
+  syncTimer?.unref();
   const pruneTimer = pruneIntervalMs > 0 ? setInterval(() => prune(), pruneIntervalMs) : undefined;
-  pruneTimer?.unref?.();
+  pruneTimer?.unref();
 
   // Through a Promise constructor, so a transport that throws synchronously rejects `ready` instead of escaping.
   const ready = new Promise<void>((resolve) => resolve(transport.subscribe(receive))).catch((error: unknown) => {
-    const wrapped = new RateKitError('ERR_RATEKIT_STORE', `The synced store could not subscribe: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    const wrapped = new RateKitError('ERR_RATEKIT_STORE', `The synced store could not subscribe: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     // A subscription cut short by dispose() is no failure worth reporting.
     if (!disposed) onError(wrapped);
     throw wrapped;
@@ -486,7 +487,7 @@ export function syncedStore(options: SyncedStoreOptions): SyncedStore {
       clearTimeout(timer);
       // Not awaiting `ready`: against an unreachable Redis it may never settle; closing the transport ends it.
       await transport.close().catch((error: unknown) => {
-        onError(new RateKitError('ERR_RATEKIT_STORE', `The synced store could not close its transport: ${(error as Error)?.message ?? String(error)}`, { cause: error }));
+        onError(new RateKitError('ERR_RATEKIT_STORE', `The synced store could not close its transport: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
       });
     },
   };
@@ -530,6 +531,7 @@ function transportFrom(options: SyncedStoreOptions, onError: (error: RateKitErro
       if (options[redisOnly] !== undefined) throw new RateKitOptionError(redisOnly, 'unset when `transport` is given', options[redisOnly]);
     }
     const t = options.transport as Partial<SyncTransport>;
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
     if (typeof t !== 'object' || t === null || typeof t.publish !== 'function' || typeof t.subscribe !== 'function' || typeof t.close !== 'function') {
       throw new RateKitOptionError('transport', 'a SyncTransport (publish, subscribe, connected, close)', options.transport);
     }

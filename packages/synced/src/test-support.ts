@@ -29,6 +29,7 @@ export class MemoryBus {
 
   /** A new node's end of the bus. */
   transport(): MemoryBusTransport {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the transport's methods below have their own `this`
     const bus = this;
     const sent: string[] = [];
     let closed = false;

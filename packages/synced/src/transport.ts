@@ -104,6 +104,7 @@ export interface RedisTransportOptions {
  * ```
  */
 export function redisTransport(options: RedisTransportOptions): SyncTransport {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (typeof options !== 'object' || options === null) throw new RateKitOptionError('options', 'an object', options);
   const channel = options.channel ?? 'ratekit:sync';
   if (typeof channel !== 'string' || channel === '') throw new RateKitOptionError('channel', 'a non-empty string', channel);
@@ -143,7 +144,7 @@ function oncePerOutage(onError: (error: RateKitError) => void): { error(error: u
     error(error) {
       if (reported) return;
       reported = true;
-      onError(new RateKitError('ERR_RATEKIT_STORE', `The synced store's Redis subscriber failed: ${(error as Error)?.message ?? String(error)}`, { cause: error }));
+      onError(new RateKitError('ERR_RATEKIT_STORE', `The synced store's Redis subscriber failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
     },
     ready() {
       reported = false;

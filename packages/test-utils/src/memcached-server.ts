@@ -66,8 +66,8 @@ async function launch(binary: string, port: number, options: StartMemcachedOptio
   const collect = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-4_000);
   };
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -46,8 +46,7 @@ export function algorithmOf(name: AlgorithmName): Algorithm {
  * per algorithm: each stays monomorphic, so V8 can inline the steps a
  * process uses where limits of several algorithms meet (a policy). The
  * {@link Step}s are still allocated there on Node 20: the branches meet in
- * one value, which V8's escape analysis does not remove (bench/README.md,
- * "Instruction counts"). `into` as in {@link Algorithm.step}.
+ * one value, which V8's escape analysis does not remove (bench/notes/instruction-counts.md). `into` as in {@link Algorithm.step}.
  */
 export function stepOf(name: AlgorithmName, state: LimitState | undefined, limit: ResolvedLimit, cost: number, nowMs: number, into?: number[]): Step {
   switch (name) {

@@ -78,6 +78,7 @@ export function rateLimitHeaders(decision: Decision, options: HeaderOptions): He
 
   if (legacyHeaders) {
     const format = options.legacyReset ?? 'epoch';
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
     if (format !== 'epoch' && format !== 'delta') throw new RateKitOptionError('legacyReset', "'epoch' or 'delta'", format);
     writeLegacyHeaders(out, decision, resetMs, format);
   }
@@ -95,6 +96,7 @@ export function rateLimitHeaders(decision: Decision, options: HeaderOptions): He
     case 'draft-9':
     case 'draft-10':
     case 'draft-11':
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
       if (options.style !== undefined && options.style !== 'express-rate-limit' && options.style !== 'canonical') {
         throw new RateKitOptionError('style', "'express-rate-limit' or 'canonical'", options.style);
       }

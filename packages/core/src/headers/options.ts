@@ -129,7 +129,7 @@ export function resolveHeaderOptions(input: HeaderOptionsInput = {}, path = ''):
   const combineLists = input.combineLists ?? false;
   assertBoolean(at('combineLists'), combineLists);
   return Object.freeze({
-    standardHeaders: standard as StandardHeaders,
+    standardHeaders: standard,
     legacyHeaders,
     legacyReset,
     retryAfter: input.retryAfter,

@@ -1,4 +1,5 @@
 import { createLimiter } from '../limiter.js';
+import { sync } from '../algorithms/test-support.js';
 import { GuardedKeys } from './eviction.js';
 import { memoryStore } from './memory.js';
 
@@ -44,7 +45,7 @@ describe('memoryStore under a key flood (a botnet, an IPv6 range)', () => {
     const { store, limiter } = refusedVictim();
     let largest = 0;
     for (let i = 0; i < 10 * maxKeys; i++) {
-      limiter.consume(`flood-${i}`);
+      sync(limiter.consume(`flood-${i}`));
       largest = Math.max(largest, store.size);
     }
     expect(limiter.consume('victim')).toMatchObject({ allowed: false, remaining: 0 });
@@ -54,8 +55,8 @@ describe('memoryStore under a key flood (a botnet, an IPv6 range)', () => {
   it('it outlives flood keys that each hold a little state (2 of 5 spent)', () => {
     const { limiter } = refusedVictim();
     for (let i = 0; i < 10 * maxKeys; i++) {
-      limiter.consume(`flood-${i}`);
-      limiter.consume(`flood-${i}`);
+      sync(limiter.consume(`flood-${i}`));
+      sync(limiter.consume(`flood-${i}`));
     }
     expect(limiter.consume('victim')).toMatchObject({ allowed: false });
   });
@@ -63,7 +64,7 @@ describe('memoryStore under a key flood (a botnet, an IPv6 range)', () => {
   it('the bound: only ceil(maxKeys / 10) flood keys that have each spent their whole budget push it out', () => {
     const { limiter } = refusedVictim();
     const spendAll = (key: string) => {
-      for (let j = 0; j < 5; j++) limiter.consume(key);
+      for (let j = 0; j < 5; j++) sync(limiter.consume(key));
     };
     for (let i = 0; i < maxKeys; i++) spendAll(`spent-${i}`); // fills the LRU: the victim is kept aside
     for (let i = 0; i < maxKeys / 10 - 1; i++) spendAll(`more-${i}`); // one short of filling the side store
@@ -74,9 +75,9 @@ describe('memoryStore under a key flood (a botnet, an IPv6 range)', () => {
     let now = T0;
     const store = memoryStore({ maxKeys: 10, pruneIntervalMs: 0 });
     const limiter = createLimiter({ limits: { limit: 1, windowMs: 1_000 }, store, now: () => now });
-    limiter.consume('old');
+    sync(limiter.consume('old'));
     now += 5_000;
-    for (let i = 0; i < 20; i++) limiter.consume(`new-${i}`);
+    for (let i = 0; i < 20; i++) sync(limiter.consume(`new-${i}`));
     expect(store.size).toBe(10 + 1); // the LRU plus at most the ceil(10 / 10) kept aside, which 'old' is not
     expect(limiter.peek('old')).toMatchObject({ remaining: 1 });
   });

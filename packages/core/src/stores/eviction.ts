@@ -20,7 +20,7 @@
  */
 export class GuardedKeys<V> {
   /** Keys by level: 0 none left, 1 < 25 % left, 2 < 50 % left; each Map in insertion order. */
-  readonly #levels: [Map<string, V>, Map<string, V>, Map<string, V>] = [new Map(), new Map(), new Map()];
+  readonly #levels: [Map<string, V>, Map<string, V>, Map<string, V>] = [new Map<string, V>(), new Map<string, V>(), new Map<string, V>()];
   readonly #levelOf = new Map<string, 0 | 1 | 2>();
   readonly capacity: number;
 

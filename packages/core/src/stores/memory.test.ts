@@ -89,10 +89,10 @@ describe('memoryStore', () => {
     it('holds at most maxKeys keys in its LRU; an evicted key with half its budget or more starts afresh', () => {
       store = memoryStore({ maxKeys: 2, pruneIntervalMs: 0 });
       const limiter = on(fivePerSecond);
-      limiter.consume('a', { cost: 5 });
-      limiter.consume('b', { cost: 2 });
-      limiter.peek('a'); // a is now the most recently used
-      limiter.consume('c');
+      sync(limiter.consume('a', { cost: 5 }));
+      sync(limiter.consume('b', { cost: 2 }));
+      sync(limiter.peek('a')); // a is now the most recently used
+      sync(limiter.consume('c'));
       expect(store.size).toBe(2);
       expect(sync(limiter.peek('a')).remaining).toBe(0);
       expect(sync(limiter.peek('b')).remaining).toBe(5);
@@ -101,10 +101,10 @@ describe('memoryStore', () => {
     it('an evicted key with less than half its budget left is kept aside (ceil(maxKeys / 10) of them), not reset', () => {
       store = memoryStore({ maxKeys: 2, pruneIntervalMs: 0 });
       const limiter = on(fivePerSecond);
-      limiter.consume('a', { cost: 5 });
-      limiter.consume('b', { cost: 4 });
-      limiter.peek('a');
-      limiter.consume('c');
+      sync(limiter.consume('a', { cost: 5 }));
+      sync(limiter.consume('b', { cost: 4 }));
+      sync(limiter.peek('a'));
+      sync(limiter.consume('c'));
       expect(store.size).toBe(3);
       expect(sync(limiter.peek('b')).remaining).toBe(1);
     });
@@ -113,9 +113,9 @@ describe('memoryStore', () => {
   describe('prune', () => {
     it('drops only the keys whose state has expired', () => {
       const limiter = on(fivePerSecond);
-      limiter.consume('early');
+      sync(limiter.consume('early'));
       t = T0 + 500;
-      limiter.consume('late');
+      sync(limiter.consume('late'));
       expect(store.prune(T0 + 999)).toBe(0);
       expect(store.prune(T0 + 1_000)).toBe(1);
       expect(store.size).toBe(1);
@@ -125,7 +125,7 @@ describe('memoryStore', () => {
 
     it('keeps a key while any of its limits still holds state', () => {
       const limiter = on([fivePerSecond, { limit: 5, windowMs: 60_000 }]);
-      limiter.consume('k');
+      sync(limiter.consume('k'));
       expect(store.prune(T0 + 1_000)).toBe(0);
       expect(store.prune(T0 + 60_000)).toBe(1);
       expect(store.size).toBe(0);
@@ -133,7 +133,7 @@ describe('memoryStore', () => {
 
     it('drops a key whose bucket has refilled', () => {
       const limiter = on({ algorithm: 'gcra', limit: 10, windowMs: 1_000 });
-      limiter.consume('k', { cost: 3 });
+      sync(limiter.consume('k', { cost: 3 }));
       expect(store.prune(T0 + 299)).toBe(0);
       expect(store.prune(T0 + 300)).toBe(1);
     });
@@ -154,7 +154,7 @@ describe('memoryStore', () => {
       const interval = setIntervalSpy.mock.results[0]!.value as NodeJS.Timeout;
       expect(interval.hasRef()).toBe(false);
       const limiter = createLimiter({ limits: [fivePerSecond, { algorithm: 'gcra', limit: 5, windowMs: 1_000 }], store: timed, now });
-      for (let i = 0; i < 200; i++) limiter.consume(`key-${i}`);
+      for (let i = 0; i < 200; i++) sync(limiter.consume(`key-${i}`));
       expect(setIntervalSpy).toHaveBeenCalledTimes(1);
       expect(setTimeoutSpy).not.toHaveBeenCalled();
       timed.dispose();
@@ -167,8 +167,8 @@ describe('memoryStore', () => {
       const timed = memoryStore({ maxKeys: 100, pruneIntervalMs: 1_000 });
       expect(jest.getTimerCount()).toBe(1);
       const limiter = createLimiter({ limits: { limit: 5, windowMs: 500 }, store: timed, now: () => Date.now() });
-      limiter.consume('a');
-      limiter.consume('b');
+      sync(limiter.consume('a'));
+      sync(limiter.consume('b'));
       expect(jest.getTimerCount()).toBe(1);
       jest.advanceTimersByTime(999);
       expect(timed.size).toBe(2);
@@ -189,7 +189,7 @@ describe('memoryStore', () => {
     it('keeps counters apart for limiters with different prefixes', () => {
       const a = on(fivePerSecond, 'a');
       const b = on(fivePerSecond, 'b');
-      a.consume('k', { cost: 5 });
+      sync(a.consume('k', { cost: 5 }));
       expect(sync(a.consume('k')).allowed).toBe(false);
       expect(sync(b.consume('k'))).toMatchObject({ allowed: true, remaining: 4 });
       expect(store.size).toBe(1);
@@ -198,14 +198,14 @@ describe('memoryStore', () => {
     it('lets limiters with the same prefix and limits share a counter', () => {
       const a = on(fivePerSecond, 'api');
       const b = on(fivePerSecond, 'api');
-      a.consume('k', { cost: 3 });
+      sync(a.consume('k', { cost: 3 }));
       expect(sync(b.peek('k')).remaining).toBe(2);
     });
 
     it('cannot be reached from another namespace through a crafted key', () => {
       const tenant = on(fivePerSecond, 'tenant');
       const open = on(fivePerSecond);
-      tenant.consume('victim', { cost: 5 });
+      sync(tenant.consume('victim', { cost: 5 }));
       const id = resolveLimit(fivePerSecond).id;
       const crafted = ['tenant\u0000victim', `victim\u0000tenant\u0000${id}`, `tenant\u0000${id}`, `\u0000${id}`, 'victim\u0000'];
       for (const key of crafted) {
@@ -219,9 +219,9 @@ describe('memoryStore', () => {
     it('keeps both states when a second limiter sees a key after the first', () => {
       const first = on(fivePerSecond, 'first');
       const second = on({ algorithm: 'gcra', limit: 10, windowMs: 1_000 }, 'second');
-      first.consume('k', { cost: 2 });
-      second.consume('k', { cost: 7 });
-      first.consume('k');
+      sync(first.consume('k', { cost: 2 }));
+      sync(second.consume('k', { cost: 7 }));
+      sync(first.consume('k'));
       expect(sync(first.peek('k')).remaining).toBe(2);
       expect(sync(second.peek('k')).remaining).toBe(3);
       expect(store.size).toBe(1);
@@ -230,14 +230,14 @@ describe('memoryStore', () => {
     it('resets a key only in the namespace asked for', () => {
       const a = on(fivePerSecond, 'a');
       const b = on({ ...fivePerSecond, name: 'b-limit' }, 'b');
-      a.consume('k', { cost: 2 });
-      a.consume('other', { cost: 2 });
-      b.consume('k', { cost: 3 });
-      a.reset('k');
+      sync(a.consume('k', { cost: 2 }));
+      sync(a.consume('other', { cost: 2 }));
+      sync(b.consume('k', { cost: 3 }));
+      expect(a.reset('k')).toBeUndefined();
       expect(sync(a.peek('k')).remaining).toBe(5);
       expect(sync(a.peek('other')).remaining).toBe(3);
       expect(sync(b.peek('k')).remaining).toBe(2);
-      b.reset('k');
+      expect(b.reset('k')).toBeUndefined();
       expect(sync(b.peek('k')).remaining).toBe(5);
       expect(store.size).toBe(1);
     });
@@ -252,9 +252,9 @@ describe('memoryStore', () => {
 
     it('keeps one state per limit under one key', () => {
       const limiter = on(limits);
-      limiter.consume('k', { cost: 4 });
+      sync(limiter.consume('k', { cost: 4 }));
       t = T0 + 100;
-      limiter.consume('k', { cost: 2 });
+      sync(limiter.consume('k', { cost: 2 }));
       expect(sync(limiter.peek('k')).limits.map((l) => [l.name, l.remaining])).toEqual([
         ['second', 5],
         ['minute', 14],
@@ -265,8 +265,8 @@ describe('memoryStore', () => {
 
     it('forgets every limit of the key on reset', () => {
       const limiter = on(limits);
-      limiter.consume('k', { cost: 4 });
-      limiter.reset('k');
+      sync(limiter.consume('k', { cost: 4 }));
+      expect(limiter.reset('k')).toBeUndefined();
       expect(sync(limiter.peek('k')).limits.map((l) => l.remaining)).toEqual([10, 20, 50]);
       expect(store.size).toBe(0);
     });
@@ -295,9 +295,9 @@ describe('memoryStore', () => {
         ],
         'second',
       );
-      first.consume('k', { cost: 3 });
-      second.consume('k', { cost: 2 });
-      first.consume('k');
+      sync(first.consume('k', { cost: 3 }));
+      sync(second.consume('k', { cost: 2 }));
+      sync(first.consume('k'));
       expect(sync(first.peek('k')).limits.map((l) => l.remaining)).toEqual([6, 16, 46]);
       expect(sync(second.peek('k')).limits.map((l) => l.remaining)).toEqual([2, 6]);
     });
@@ -305,8 +305,8 @@ describe('memoryStore', () => {
     it('keeps a single-limit limiter on the same key apart', () => {
       const many = on(limits, 'many');
       const one = on(fivePerSecond, 'one');
-      one.consume('k', { cost: 5 });
-      many.consume('k', { cost: 4 });
+      sync(one.consume('k', { cost: 5 }));
+      sync(many.consume('k', { cost: 4 }));
       expect(sync(one.peek('k')).remaining).toBe(0);
       expect(sync(many.peek('k')).limits.map((l) => l.remaining)).toEqual([6, 16, 46]);
     });
@@ -358,8 +358,8 @@ describe('memoryStore (property)', () => {
             shared.prune(t);
             for (const store of alone) store.prune(t);
           } else if (op === 'reset') {
-            together[limiter]!.reset(key);
-            twins[limiter]!.reset(key);
+            expect(together[limiter]!.reset(key)).toBeUndefined();
+            expect(twins[limiter]!.reset(key)).toBeUndefined();
           } else {
             const run = (l: Limiter) => sync(op === 'consume' ? l.consume(key, { cost }) : op === 'peek' ? l.peek(key, { cost }) : l.refund(key, { cost }));
             same(seen(run(together[limiter]!)), seen(run(twins[limiter]!)));
@@ -424,8 +424,8 @@ describe('memoryStore: the direct consume path', () => {
         for (const { key, op, cost, dtMs } of ops) {
           t += dtMs;
           if (op === 'reset') {
-            direct.reset(key);
-            viaEvaluate.reset(key);
+            expect(direct.reset(key)).toBeUndefined();
+            expect(viaEvaluate.reset(key)).toBeUndefined();
             continue;
           }
           const run = (l: Limiter) => sync(op === 'consume' ? l.consume(key, { cost }) : op === 'peek' ? l.peek(key, { cost }) : l.refund(key, { cost }));
@@ -441,8 +441,8 @@ describe('memoryStore: the direct consume path', () => {
     const seen: string[] = [];
     const wrapper = { ...inner, evaluate: (request: Parameters<MemoryStore['evaluate']>[0]) => (seen.push(request.mode), inner.evaluate(request)) };
     const limiter = createLimiter({ limits: fivePerSecond, store: wrapper, now: () => T0 });
-    limiter.consume('k');
-    limiter.consume('k');
+    sync(limiter.consume('k'));
+    sync(limiter.consume('k'));
     expect(seen).toEqual(['consume', 'consume']);
     expect(sync(limiter.peek('k')).remaining).toBe(3);
   });

@@ -212,7 +212,7 @@ function restorePacked(record: Float64Array, at: number, packed: PackedPolicy, c
  * back from `before` (so the record is as it was) and the result is undefined, for the general
  * path to decide.
  *
- * Its shape is measured (bench/README.md, "Instruction counts"). Over 460 bytes of bytecode, it
+ * Its shape is measured (bench/notes/instruction-counts.md). Over 460 bytes of bytecode, it
  * is never inlined, so V8 optimises it on its own, with its inlining budget (920 bytes on Node
  * 20) left for the steps of the algorithms a process uses. Each step is called in a branch of its
  * own and its `Step` destructured there, so V8 removes the object, and the entry is one literal
@@ -745,7 +745,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
 
   const timer = pruneIntervalMs > 0 ? setInterval(() => prune(), pruneIntervalMs) : undefined;
-  timer?.unref?.();
+  timer?.unref();
 
   const store: MemoryStore = {
     name: STORE_NAME,

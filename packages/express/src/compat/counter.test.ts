@@ -81,7 +81,7 @@ describe.each(implementations)('awaiting the middleware (%s)', (_name, make) => 
     ['compat', () => new CompatStore()],
   ])('sees the decrement of skipFailedRequests once a refused request is answered (%s store)', async (_kind, makeStore) => {
     const store = makeStore();
-    const limiter = make({ limit: 0, skipFailedRequests: true, store: store as never, logger: quiet, validate: false });
+    const limiter = make({ limit: 0, skipFailedRequests: true, store: store, logger: quiet, validate: false });
     const { req, res } = exchange();
     const next = jest.fn();
     await limiter(req, res, next);
@@ -102,7 +102,7 @@ describe.each(implementations)('awaiting the middleware (%s)', (_name, make) => 
 
   it('settles, without rejecting, once a store failure has gone to next(err)', async () => {
     const store = { increment: async () => Promise.reject(new Error('down')), decrement: async () => undefined, resetKey: async () => undefined };
-    const limiter = make({ store: store as never, logger: quiet, validate: false });
+    const limiter = make({ store: store, logger: quiet, validate: false });
     const { req, res } = exchange();
     const next = jest.fn();
     await expect(limiter(req, res, next)).resolves.toBeUndefined();

@@ -190,7 +190,7 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
     } catch (error) {
       proceed(error);
     }
-    return watch === undefined ? done : done.then(() => watch!.settled());
+    return watch === undefined ? done : done.then(() => watch.settled());
   };
 
   // The synchronous path: the same steps as the general one, inline and without its per-request closures

@@ -1,6 +1,5 @@
 import { isIPv6 } from 'node:net';
 import { ipKeyGenerator } from '@ratekit/core';
-import type { Request, Response } from 'express';
 import { isThenable } from '../maybe.js';
 import type { KeyFunction } from '../common-config.js';
 import type { ValueDeterminingMiddleware } from '../types.js';

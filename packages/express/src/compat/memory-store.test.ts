@@ -127,7 +127,7 @@ describe('MemoryStore', () => {
     function bounded(maxKeys: number, limit: number | (() => number) = 5, windowMs = 60_000) {
       const clock = { t: T0 };
       const store = new MemoryStore({ maxKeys, now: () => clock.t });
-      store.init({ windowMs, limit } as never);
+      store.init({ windowMs, limit });
       const size = () => store.current.size + store.previous.size;
       return { store, clock, size };
     }
@@ -148,7 +148,7 @@ describe('MemoryStore', () => {
       jest.useFakeTimers({ now: T0 });
       const clock = { t: T0 };
       const store = new MemoryStore({ maxKeys: 5, now: () => clock.t });
-      store.init({ windowMs: 60_000, limit: 5 } as never);
+      store.init({ windowMs: 60_000, limit: 5 });
       await hit(store, 'ended', 1); // window T0 .. T0+60 s
       clock.t = T0 + 30_000;
       jest.advanceTimersByTime(30_000);
@@ -163,7 +163,10 @@ describe('MemoryStore', () => {
       const known = new Set(['ended', 'prev-3', 'prev-1', 'refused', 'cur-2']);
       for (let i = 0; i < 4; i++) {
         await hit(store, `new-${i}`, 1 + (i === 0 ? 1 : 0)); // new-0 has 2 hits, the others 1
-        for (const key of known) if (!store.current.has(key) && !store.previous.has(key)) gone.push(key), known.delete(key);
+        for (const key of known) if (!store.current.has(key) && !store.previous.has(key)) {
+          gone.push(key);
+          known.delete(key);
+        }
         known.add(`new-${i}`);
         expect(store.current.size + store.previous.size).toBe(5);
       }
@@ -196,7 +199,7 @@ describe('MemoryStore', () => {
         const maxKeys = 1_000;
         const clock = { t: T0 };
         const store = new MemoryStore({ maxKeys, now: () => clock.t });
-        store.init({ windowMs: 60_000, limit } as never);
+        store.init({ windowMs: 60_000, limit });
         clock.t = T0 + 20_000;
         await hit(store, 'in-previous', 6); // its window: until T0 + 80 s
         jest.advanceTimersByTime(60_000); // rotation at T0 + 60 s
@@ -236,7 +239,7 @@ describe('MemoryStore', () => {
         const logger = { warn: (...a: unknown[]) => logged.push(a), error: (...a: unknown[]) => logged.push(a) };
         const store = new MemoryStore({ maxKeys: 10 });
         const app = express5();
-        app.use(limiter({ windowMs: 60_000, limit: 2, store, logger } as never));
+        app.use(limiter({ windowMs: 60_000, limit: 2, store, logger }));
         app.get('/', (_req, res) => {
           res.send('ok');
         });
@@ -294,7 +297,7 @@ describe('MemoryStore', () => {
       const ours = new MemoryStore();
       const theirs = new ErlMemoryStore() as unknown as MemoryStore;
       ours.init({ windowMs: 1_000 });
-      theirs.init({ windowMs: 1_000 } as never);
+      theirs.init({ windowMs: 1_000 });
       const steps: Array<[number, 'increment' | 'decrement' | 'get' | 'resetKey', string]> = [
         [0, 'increment', 'a'],
         [300, 'increment', 'b'],

@@ -19,10 +19,8 @@ import { attachValidations, MemoryStore, type SyncCounter, syncCounter } from '.
 import { isRateKitStore } from '../is-ratekit-store.js';
 import { hasStoreShape, INVALID_STORE_MESSAGE, isLegacyStore, PromisifiedStore } from './stores.js';
 import type {
-  EnabledValidations,
   Logger,
   Options,
-  RateLimitExceededEventHandler,
   RateLimitInfo,
   RateLimitMode,
   RateLimitOptions,
@@ -65,11 +63,12 @@ const RATE_LIMIT: Flavour = { name: 'rateLimit', defaults: {}, extraValidations:
  * @throws {RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`) for an option of the wrong type, or a ratekit option that cannot work with another one
  */
 export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour = RATE_LIMIT): Config {
-  assertObject('options', passed as unknown);
-  const given = withoutUndefined(passed as Record<string, unknown>);
+  assertObject('options', passed);
+  const given = withoutUndefined(passed);
   const options = { ...flavour.defaults, ...given } as Partial<Options> & Record<string, unknown>;
 
   const logger = (given['logger'] as Logger | undefined) ?? consoleLogger;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (typeof logger !== 'object' || logger === null || typeof logger.error !== 'function' || typeof logger.warn !== 'function') {
     throw new TypeError('Provided logger does not implement the Logger interface');
   }
@@ -78,10 +77,11 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   // takes them as express-rate-limit does: its checks log what they log, and the values are used as given.
   const mode: RateLimitMode = RATEKIT_OPTIONS.some((name) => given[name] !== undefined) || isRateKitStore(given['store']) ? 'ratekit' : 'express-rate-limit';
   const strict = mode === 'ratekit';
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (strict && typeof validate !== 'boolean' && (typeof validate !== 'object' || validate === null || Array.isArray(validate))) {
     throw new RateKitOptionError('validate', 'a boolean or an object of check names', validate);
   }
-  const validations = createValidations(validate as boolean | EnabledValidations, logger, flavour.extraValidations);
+  const validations = createValidations(validate, logger, flavour.extraValidations);
   validations.validationsConfig();
   validations.knownOptions(passed);
   validations.draftPolliHeaders(given['draft_polli_ratelimit_headers']);
@@ -90,8 +90,8 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   validations.keyGeneratorIpFallback(given['keyGenerator']);
   validations.ipv6SubnetOrKeyGenerator(given);
 
-  const now = (options.now as (() => number) | undefined) ?? (() => Date.now());
-  assertFunction('now', now as unknown);
+  const now = (options.now) ?? (() => Date.now());
+  assertFunction('now', now);
   const windowMs = options.windowMs ?? 60_000;
   if (strict && (typeof windowMs !== 'number' || Number.isNaN(windowMs))) throw new RateKitOptionError('windowMs', 'a number of milliseconds', windowMs);
   const limit = options.limit ?? options.max ?? 5;
@@ -112,7 +112,7 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   const requestWasSuccessful = options.requestWasSuccessful ?? ((_req: Request, res: Response) => res.statusCode < 400);
   if (strict) assertFunction('requestWasSuccessful', requestWasSuccessful as unknown);
   if (strict && options.skip !== undefined) assertFunction('skip', options.skip as unknown);
-  const handler = (options.handler ?? defaultHandler) as RateLimitExceededEventHandler;
+  const handler = (options.handler ?? defaultHandler);
   if (strict && !flavour.ownOptions.includes('handler')) assertFunction('handler', handler as unknown);
   if (strict && options.keyGenerator !== undefined) assertFunction('keyGenerator', options.keyGenerator as unknown);
   const ipv6Subnet = options.ipv6Subnet ?? 56;
@@ -187,7 +187,7 @@ function resolveCounter(
   } else if (isLegacyStore(options.store)) {
     store = new PromisifiedStore(options.store);
   } else {
-    store = options.store as Store;
+    store = options.store;
   }
   if (!hasStoreShape(store)) throw new TypeError(INVALID_STORE_MESSAGE);
   resolved['store'] = store;
@@ -197,7 +197,7 @@ function resolveCounter(
   common.validations.unsharedStore(store);
   if (typeof store.init === 'function') {
     try {
-      const started = store.init(publicOptions as Options);
+      const started = store.init(publicOptions);
       if (started instanceof Promise) started.catch((error: unknown) => common.logger.error(error, 'express-rate-limit: async error during store initialization.'));
     } catch (error) {
       common.logger.error(error, 'express-rate-limit: error during store initialization.');

@@ -80,6 +80,7 @@ export class RateKitStore implements Store {
   #limit: number | undefined;
 
   constructor(options: RateKitStoreOptions = {}) {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
     if (typeof options !== 'object' || options === null) throw new RateKitOptionError('options', 'an object', options);
     if (options.store !== undefined && !isRateKitStore(options.store)) {
       throw new RateKitOptionError('store', 'a ratekit RateLimitStore (with evaluate and resetKey)', options.store);

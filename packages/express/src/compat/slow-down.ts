@@ -70,7 +70,7 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
   if (typeof maxDelayMs === 'number') checkMaxDelay(maxDelayMs);
   if (typeof delayHeader !== 'boolean') throw new RateKitOptionError('delayHeader', 'a boolean', delayHeader);
 
-  const config = resolveOptions(options as never, SLOW_DOWN) as CounterConfig;
+  const config = resolveOptions(options, SLOW_DOWN) as CounterConfig;
   const enabled = config.validations.enabled;
   if (typeof delayMs === 'number' && (enabled['delayMs'] ?? enabled['default'])) {
     config.logger.warn(new ExpressSlowDownWarning('WRN_ESD_DELAYMS', numericDelayMessage(config.requestPropertyName, delayMs)));

@@ -43,14 +43,17 @@ export class PromisifiedStore implements Store {
   }
 
   async decrement(key: string): Promise<void> {
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- typed void as express-rate-limit types it, but a legacy store may return a promise: awaiting surfaces its rejection
     await this.#legacy.decrement(key);
   }
 
   async resetKey(key: string): Promise<void> {
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- typed void as express-rate-limit types it, but a legacy store may return a promise: awaiting surfaces its rejection
     await this.#legacy.resetKey(key);
   }
 
   async resetAll(): Promise<void> {
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- typed void as express-rate-limit types it, but a legacy store may return a promise: awaiting surfaces its rejection
     if (typeof this.#legacy.resetAll === 'function') await this.#legacy.resetAll();
   }
 }

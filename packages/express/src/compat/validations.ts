@@ -100,12 +100,14 @@ const checks = {
     if (typeof ip !== 'string' || isIP(ip) === 0) {
       throw new ValidationError(
         'ERR_ERL_INVALID_IP_ADDRESS',
+        // eslint-disable-next-line @typescript-eslint/no-base-to-string -- the message shows the bad value as express-rate-limit's does
         `An invalid 'request.ip' (${String(ip)}) was detected. Consider passing a custom 'keyGenerator' function to the rate limiter.`,
       );
     }
   },
 
   trustProxy(req: Request): void {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as express-rate-limit: requests built without Express (test doubles, other servers) lack app or socket
     if (req.app?.get('trust proxy') === true) {
       throw new ValidationError(
         'ERR_ERL_PERMISSIVE_TRUST_PROXY',
@@ -115,6 +117,7 @@ const checks = {
   },
 
   xForwardedForHeader(req: Request): void {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as express-rate-limit: requests built without Express (test doubles, other servers) lack app or socket
     if (req.headers['x-forwarded-for'] && req.app?.get('trust proxy') === false) {
       throw new ValidationError(
         'ERR_ERL_UNEXPECTED_X_FORWARDED_FOR',
@@ -124,6 +127,7 @@ const checks = {
   },
 
   forwardedHeader(req: Request): void {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as express-rate-limit: requests built without Express (test doubles, other servers) lack app or socket
     if (req.headers.forwarded && req.ip === req.socket?.remoteAddress) {
       throw new ValidationError(
         'ERR_ERL_FORWARDED_HEADER',
@@ -325,6 +329,7 @@ export function createValidations(validate: boolean | EnabledValidations, logger
   const supported: string[] = [...VALIDATION_NAMES, ...extraNames, 'default'];
   const wrapped: Record<string, unknown> = { enabled };
   for (const name of VALIDATION_NAMES) {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- the checks are plain functions that never read `this`
     const check = checks[name] as (a?: unknown, b?: unknown, c?: unknown, d?: unknown) => void;
     // Fixed arity (no check takes more than four arguments): a rest parameter would allocate an array
     // on every call, and the per-request checks are called on every request long after they ran.

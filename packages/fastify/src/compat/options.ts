@@ -1,5 +1,5 @@
 import { parse } from '@lukeed/ms';
-import { RateKitOptionError, resolveStoreTimeoutMs } from '@ratekit/core';
+import { resolveStoreTimeoutMs } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
 import { normalizeIPv6Subnet } from './normalize-ip.js';
 
@@ -137,8 +137,8 @@ export function mergeRouteParams(plugin: CompatParams, route: Readonly<Record<st
     ban: resolveBan(merged.ban),
     ipv6Subnet: normalizeIPv6Subnet(merged.ipv6Subnet),
     storeTimeoutMs: 'storeTimeoutMs' in route ? resolveStoreTimeoutMs(route.storeTimeoutMs) : plugin.storeTimeoutMs,
-    keyGenerator: typeof merged.keyGenerator === 'function' ? (merged.keyGenerator as CompatParams['keyGenerator']) : undefined,
-    errorResponseBuilder: typeof merged.errorResponseBuilder === 'function' ? (merged.errorResponseBuilder as CompatParams['errorResponseBuilder']) : undefined,
+    keyGenerator: typeof merged.keyGenerator === 'function' ? (merged.keyGenerator) : undefined,
+    errorResponseBuilder: typeof merged.errorResponseBuilder === 'function' ? (merged.errorResponseBuilder) : undefined,
   };
 }
 

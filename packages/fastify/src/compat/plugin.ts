@@ -120,7 +120,7 @@ function routeHookOf(limiter: Limiter, route: RouteOptions) {
   const local = store as LocalStore;
   const limit = max;
   const windowMs = timeWindow;
-  const list = allowList as readonly unknown[] | null;
+  const list = allowList;
   const passLimit = Boolean(params.addHeadersOnExceeding[labels.rateLimit]);
   const passRemaining = Boolean(params.addHeadersOnExceeding[labels.rateRemaining]);
   const passReset = Boolean(params.addHeadersOnExceeding[labels.rateReset]);
@@ -130,6 +130,7 @@ function routeHookOf(limiter: Limiter, route: RouteOptions) {
   function run(request: FastifyRequest, reply: FastifyReply): unknown {
     let key = clientKey(request, ipv6Subnet);
     const groupId = config.config?.rateLimit?.groupId;
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- as the incumbent: it concatenates whatever value it is given
     if (groupId) key += String(groupId);
     if (list?.includes(key)) return GO_ON;
     const current = local.hit(key, windowMs, limit);
@@ -214,7 +215,9 @@ function refusalOf(params: CompatParams, request: FastifyRequest, reply: Fastify
 async function check(limiter: Limiter, request: FastifyRequest, increment: boolean): Promise<CompatAllowed | CompatCounted> {
   const { params, store } = limiter;
   let key: unknown = params.keyGenerator === undefined ? clientKey(request, params.ipv6Subnet) : await params.keyGenerator(request);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- routeOptions is missing on Fastify 4 before 4.10, which the compat mode still serves
   const groupId = (request.routeOptions?.config as { rateLimit?: { groupId?: unknown } } | undefined)?.rateLimit?.groupId;
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- as the incumbent: it concatenates whatever value it is given
   if (groupId) key = (key as string) + String(groupId);
 
   const { allowList } = params;
@@ -254,8 +257,9 @@ async function check(limiter: Limiter, request: FastifyRequest, increment: boole
  */
 function callStore(store: FastifyRateLimitStore, key: string, increment: boolean, timeWindow: number, max: number, timeoutMs: number): StoreResult | Promise<StoreResult> {
   let sync = true;
-  let called = false;
-  let failure: Error | null = null;
+  // Set by the store's callback: typed wide so flow analysis does not pin them to their first value.
+  let called = false as boolean;
+  let failure = null as Error | null;
   let answer: StoreResult | undefined;
   let settle: ((error: Error | null, answer?: StoreResult) => void) | undefined;
   const callback = (error: Error | null, result?: StoreResult): void => {

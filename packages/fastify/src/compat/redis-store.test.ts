@@ -108,7 +108,7 @@ describeWithService(redisService, "the `redis` option: @fastify/rate-limit's Red
       const check = (a as unknown as { createRateLimit(o: object): (r: unknown, o?: object) => Promise<Record<string, unknown>> }).createRateLimit({ max: 1, timeWindow: 60_000 });
       a.get('/', async (request) => [await check(request), await check(request, { increment: false }), await check(request)]);
     });
-    const [first, peek, second] = (await instance.inject('/')).json() as Array<Record<string, unknown>>;
+    const [first, peek, second] = (await instance.inject('/')).json<Array<Record<string, unknown>>>();
     expect([first!.remaining, first!.isExceeded, peek!.remaining, peek!.isExceeded, second!.isExceeded]).toEqual([0, false, 0, false, true]);
   });
 });

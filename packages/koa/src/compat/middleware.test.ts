@@ -10,7 +10,7 @@ const upstream = require('koa-ratelimit') as (options: Record<string, unknown>) 
 const T0 = 1_700_000_000_000; // a whole second
 
 type Factory = (options: Record<string, unknown>) => Koa.Middleware;
-const ours: Factory = (options) => ratelimit(options as never) as unknown as Koa.Middleware;
+const ours: Factory = (options) => ratelimit(options as never);
 
 /** An app with `middleware` before an `ok` handler; counts handled requests and collects app errors. */
 function harness(App: typeof Koa, ...middleware: Koa.Middleware[]) {

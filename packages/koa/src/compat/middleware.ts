@@ -79,6 +79,7 @@ export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<strin
    */
   function writeHeaders(ctx: Ctx, remaining: number, reset: number, total: number): void {
     const response = ctx.response;
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- compared by identity with Koa's own `set`, never called unbound
     setsDirectly(response.set);
     const stringify = lastStringify;
     if (stringify === undefined || !byField) {
@@ -106,6 +107,7 @@ export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<strin
   function limit(ctx: Ctx, next: Next, id: unknown): Promise<void> {
     if (id === false) return next();
     if (!id) throw new TypeError(`ratelimit(): \`id(ctx)\` returned ${String(id) || '""'}: a key is required (return false to skip limiting)`);
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- as the incumbent: it concatenates whatever value it is given
     const answer = driver.get(prefix + String(id), id);
     if (answer instanceof Promise) return answer.then((a) => respond(ctx, next, id, a));
     return respond(ctx, next, id, answer);
@@ -123,6 +125,7 @@ export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<strin
     const message = params.errorMessage || defaultRefusalMessage(deltaMs);
     ctx.body = message;
     // `ctx.set('Retry-After', String(after))`, without Koa 3's per-call arrays when `set` is Koa's own.
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- compared by identity with Koa's own `set`, never called unbound
     if (setsDirectly(ctx.response.set)) {
       if (!ctx.response.headerSent) ctx.res.setHeader('Retry-After', String(after));
     } else {
@@ -146,7 +149,10 @@ export function compatRatelimit<StateT, ContextT>(options: Readonly<Record<strin
     const whitelisted = whitelist !== undefined && (await whitelist(ctx));
     const blacklisted = blacklist !== undefined && (await blacklist(ctx));
     if (blacklisted) ctx.throw(403, 'Forbidden');
-    if (id === false || whitelisted) return next();
+    if (id === false || whitelisted) {
+      await next();
+      return;
+    }
     return limit(ctx, next, id);
   }
 

@@ -59,6 +59,7 @@ export function resolveCompatOptions<TContext>(options: Readonly<Record<string, 
   const { remaining = DEFAULT_HEADERS.remaining, reset = DEFAULT_HEADERS.reset, total = DEFAULT_HEADERS.total } = headers;
   return {
     driver: resolveDriver(options, max, duration),
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- as the incumbent: it concatenates whatever value it is given
     namespace: options.namespace === undefined ? DEFAULTS.namespace : String(options.namespace),
     id: (options.id ?? ((ctx: { ip: string }) => ctx.ip)) as (ctx: TContext) => unknown,
     whitelist: typeof options.whitelist === 'function' ? (options.whitelist as (ctx: TContext) => unknown) : undefined,

@@ -96,5 +96,5 @@ export class RedisDriver implements Driver {
 }
 
 function storeError(what: string, error: unknown): RateKitError {
-  return new RateKitError('ERR_RATEKIT_STORE', `Redis failed to ${what}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+  return new RateKitError('ERR_RATEKIT_STORE', `Redis failed to ${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

@@ -1,0 +1,44 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+/**
+ * What every published package carries besides its code: the licence text it declares, its
+ * changelog, and the Node.js versions it supports. npm packs a package's own LICENSE whatever its
+ * `files` list says, but not the repository's root one, so each package keeps a copy.
+ */
+const root = resolve(__dirname, '..');
+const rootLicence = readFileSync(join(root, 'LICENSE'), 'utf8');
+const published = readdirSync(join(root, 'packages'))
+  .map((dir) => ({ dir: join(root, 'packages', dir), manifest: JSON.parse(readFileSync(join(root, 'packages', dir, 'package.json'), 'utf8')) as Manifest }))
+  .filter(({ manifest }) => manifest.private !== true);
+
+interface Manifest {
+  name: string;
+  version: string;
+  private?: boolean;
+  license?: string;
+  files?: string[];
+  engines?: { node?: string };
+}
+
+describe('published packages', () => {
+  it('are found', () => {
+    expect(published.map(({ manifest }) => manifest.name)).toContain('@ratekit/core');
+  });
+
+  describe.each(published.map((p) => [p.manifest.name, p] as const))('%s', (_name, { dir, manifest }) => {
+    it('declares MIT and ships the root LICENSE text', () => {
+      expect(manifest.license).toBe('MIT');
+      expect(readFileSync(join(dir, 'LICENSE'), 'utf8')).toBe(rootLicence);
+    });
+
+    it('ships a CHANGELOG.md with an entry for its version', () => {
+      expect(manifest.files).toContain('CHANGELOG.md');
+      expect(readFileSync(join(dir, 'CHANGELOG.md'), 'utf8')).toContain(`\n## ${manifest.version}\n`);
+    });
+
+    it('supports Node.js 20, 22 and 24', () => {
+      expect(manifest.engines?.node).toBe('^20.0.0 || ^22.0.0 || >=24.0.0');
+    });
+  });
+});
