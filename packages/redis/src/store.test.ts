@@ -314,13 +314,20 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           // The expiry layout: INCR makes the key, PTTL finds no TTL, PEXPIRE starts the window; no TIME.
           ['one fixed window in the expiry layout', limits({ limit: 10, windowMs: 60_000 }), { incr: 1, pttl: 1, pexpire: 1 }],
           ['one GCRA in the expiry layout', limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 }), { pttl: 1, set: 1 }],
-        ] as const)('%s: exactly one command (FCALL) per decision, counted by INFO commandstats', async (_, policy, perDecision) => {
+        ] as const)('%s: exactly one command (FCALL) per decision, counted by INFO commandstats; one for all of a turn when coalesced', async (_, policy, perDecision) => {
           const ns = freshNamespace();
           const n = 25;
+          const inside = (times: number) => Object.fromEntries(Object.entries(perDecision).map(([name, calls]) => [name, calls * times]));
+          const lone = redisStore({ client: connection.client, prefix: 'ratekit-rt:', coalesce: false });
           await admin.configResetStat();
-          const decisions = await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` })));
+          const decisions = await Promise.all(Array.from({ length: n }, (_, i) => ask(lone, { namespace: ns, limits: policy, key: `k${i}` })));
           expect(decisions.every((d) => d.allowed)).toBe(true);
-          expect(await commandCalls(admin)).toEqual(Object.fromEntries(Object.entries({ fcall: 1, ...perDecision }).map(([name, calls]) => [name, calls * n])));
+          expect(await commandCalls(admin)).toEqual({ fcall: n, ...inside(n) });
+          // Coalesced (the default): the same decisions asked in one turn go as one FCALL.
+          await admin.configResetStat();
+          const coalesced = await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `c${i}` })));
+          expect(coalesced.every((d) => d.allowed)).toBe(true);
+          expect(await commandCalls(admin)).toEqual({ fcall: 1, ...inside(n) });
         });
 
         it('a peek reads the clock and the state, and writes nothing', async () => {
@@ -691,7 +698,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await ask(store, { namespace: ns, limits: policy, key: 'warm' });
           await admin.configResetStat();
           const n = 10;
-          await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` })));
+          for (let i = 0; i < n; i++) await ask(store, { namespace: ns, limits: policy, key: `k${i}` });
           // The expiry layout (a fixed window): INCR, PTTL and PEXPIRE for a new window.
           expect(await commandCalls(admin)).toEqual({ evalsha: n, incr: n, pttl: n, pexpire: n });
         });
