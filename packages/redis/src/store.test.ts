@@ -1,5 +1,5 @@
 import { createLimiter, RateKitOptionError, type RateLimitStore, resolveLimit } from '@ratekit/core';
-import { ask, askInTurn, blockingLimit, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testDifferential, testStore } from '@ratekit/test-utils';
+import { ask, askInTurn, blockingLimit, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testCoalescing, testDifferential, testStore } from '@ratekit/test-utils';
 import { type Cluster, Redis } from 'ioredis';
 import { createClient, type createCluster } from 'redis';
 import { DECISION_FUNCTION, DECISION_SCRIPT_SHA, TTL_SLACK_MS } from './scripts.js';
@@ -151,9 +151,9 @@ describeWithService(redisService, 'redisStore on a real Redis', (server) => {
   for (const [clientName, connect] of Object.entries(CLIENTS)) {
     describe(`with ${clientName}`, () => {
       const connections = new WeakMap<RateLimitStore, () => Promise<void>>();
-      const open = async (options: { clock: 'server' | 'caller' }) => {
+      const open = async (options: { clock: 'server' | 'caller'; coalesce?: boolean }) => {
         const connection = await connect(server().url);
-        const store = redisStore({ client: connection.client, clock: options.clock, prefix: 'ratekit-test:' });
+        const store = redisStore({ client: connection.client, clock: options.clock, prefix: 'ratekit-test:', coalesce: options.coalesce ?? true });
         connections.set(store, connection.close);
         return store;
       };
@@ -244,6 +244,10 @@ describeWithService(redisService, 'redisStore on a real Redis', (server) => {
 
       testDifferential({ name: `redis (${clientName})`, makeStore: () => open({ clock: 'caller' }), disposeStore });
 
+      // Coalescing never changes a decision: turns of concurrent decisions against one at a time (the in-memory store; on the server clock, the store without coalescing).
+      testCoalescing({ name: `redis (${clientName})`, makeStore: () => open({ clock: 'caller' }), disposeStore });
+      testCoalescing({ name: `redis (${clientName})`, clock: 'server', makeStore: () => open({ clock: 'server' }), makeReference: () => open({ clock: 'server', coalesce: false }), disposeStore });
+
       describe('when the connection is gone', () => {
         it('rejects (a store failure is never a refusal), and the limiter applies onStoreError', async () => {
           const connection = await connect(server().url);
@@ -319,6 +323,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           const n = 25;
           const inside = (times: number) => Object.fromEntries(Object.entries(perDecision).map(([name, calls]) => [name, calls * times]));
           const lone = redisStore({ client: connection.client, prefix: 'ratekit-rt:', coalesce: false });
+          await ask(lone, { namespace: ns, limits: policy, key: 'warm' }); // reads the server's time once, as `store` did
           await admin.configResetStat();
           const decisions = await Promise.all(Array.from({ length: n }, (_, i) => ask(lone, { namespace: ns, limits: policy, key: `k${i}` })));
           expect(decisions.every((d) => d.allowed)).toBe(true);
