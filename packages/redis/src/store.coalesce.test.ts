@@ -90,7 +90,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         await admin.quit();
       });
 
-      it('a decision alone in its turn is sent as the lone FCALL; the decisions of one turn as one batch FCALL', async () => {
+      it('a decision alone in its turn is sent at once, as the lone FCALL; the decisions asked after the first of a turn, as one batch FCALL', async () => {
         const { client, called } = spied(connection.client);
         const store = redisStore({ client });
         const ns = freshNamespace();
@@ -99,10 +99,10 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         expect(called).toEqual(['lone']);
         const turn = await Promise.all([1, 2, 3].map(() => ask(store, { namespace: ns, limits: policy })));
         expect(turn.map((d) => d.remaining)).toEqual([8, 7, 6]);
-        expect(called).toEqual(['lone', 'batch']);
+        expect(called).toEqual(['lone', 'lone', 'batch']);
       });
 
-      it('a turn of decisions of several keys and policies (the hash, the expiry layout, several keys per decision) is one FCALL, decided in order', async () => {
+      it('a turn of decisions of several keys and policies (the hash, the expiry layout, several keys per decision) is two FCALLs (the first, then the rest), decided in order', async () => {
         const ns = freshNamespace();
         const store = redisStore({ client: connection.client });
         const window = limits({ limit: 3, windowMs: 60_000 });
@@ -130,7 +130,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
           [false, 1],
           [false, 1],
         ]);
-        expect((await commandCalls(admin)).fcall).toBe(1);
+        expect((await commandCalls(admin)).fcall).toBe(2);
       });
 
       it('sends at most maxBatchSize decisions in one call', async () => {
@@ -140,7 +140,8 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         await admin.configResetStat();
         const decisions = await Promise.all(Array.from({ length: 25 }, () => ask(store, { namespace: ns, limits: policy })));
         expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 25 }, (_, i) => 99 - i));
-        expect((await commandCalls(admin)).fcall).toBe(3);
+        // The first at once, then 24 in batches of 10, 10 and 4.
+        expect((await commandCalls(admin)).fcall).toBe(4);
       });
 
       it('with coalesce: false, one FCALL per decision', async () => {
@@ -163,14 +164,15 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(Error);
         expect(String((settled[1] as PromiseRejectedResult).reason.message)).toMatch(/WRONGTYPE/);
         expect(settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value.remaining] : []))).toEqual([4, 3, 4]);
-        expect((await commandCalls(admin)).fcall).toBe(1);
+        // The first at once; the failed one was in the batch with the other two.
+        expect((await commandCalls(admin)).fcall).toBe(2);
 
         // Through a limiter: onStoreError answers the failed decision alone.
         const errors: unknown[] = [];
         const limiter = createLimiter({ limits: { algorithm: 'sliding-window', limit: 5, windowMs: 60_000 }, store, prefix: ns, onStoreError: 'deny', onError: (e) => errors.push(e) });
         await admin.set(store.keyFor('bad2', ns), 'not a hash');
-        const [good, bad] = await Promise.all([limiter.consume('good2'), limiter.consume('bad2')]);
-        expect([good.allowed, good.remaining, bad.allowed, bad.retryAfterMs]).toEqual([true, 4, false, 1_000]);
+        const [good, bad, other] = await Promise.all([limiter.consume('good2'), limiter.consume('bad2'), limiter.consume('other2')]);
+        expect([good.allowed, good.remaining, bad.allowed, bad.retryAfterMs, other.allowed, other.remaining]).toEqual([true, 4, false, 1_000, true, 4]);
         expect(errors).toHaveLength(1);
       });
 
@@ -190,18 +192,18 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         expect((await limiter.peek('k')).remaining).toBe(6);
       });
 
-      it('on a client without FCALL, a turn is one EVALSHA of the batch script', async () => {
+      it('on a client without FCALL, a turn is an EVALSHA of the script, then one of the batch script', async () => {
         const ns = freshNamespace();
         const { client } = spied(connection.client, { scriptOnly: true });
         const store = redisStore({ client });
         const policy = limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 });
         // The first batch loads the batch script (EVALSHA, NOSCRIPT, EVAL).
-        await Promise.all([1, 2].map(() => ask(store, { namespace: ns, limits: policy, key: 'warm' })));
+        await Promise.all([1, 2, 3].map(() => ask(store, { namespace: ns, limits: policy, key: 'warm' })));
         await admin.configResetStat();
         const decisions = await Promise.all(Array.from({ length: 6 }, () => ask(store, { namespace: ns, limits: policy })));
         expect(decisions.map((d) => d.remaining)).toEqual([9, 8, 7, 6, 5, 4]);
         const calls = await commandCalls(admin);
-        expect([calls.evalsha, calls.eval, calls.fcall]).toEqual([1, undefined, undefined]);
+        expect([calls.evalsha, calls.eval, calls.fcall]).toEqual([2, undefined, undefined]);
       });
 
       it('after FUNCTION FLUSH, a batch loads the library again and is decided', async () => {
