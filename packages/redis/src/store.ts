@@ -447,8 +447,8 @@ interface Waiting {
  * `maxBatchSize` decisions, or as a lone call when it holds one. On one
  * connection the lone call is ahead of the batch, so a key's decisions keep
  * their order. No timer. (Holding the first decision back until the tick
- * too saves a call per turn, but made a lone decision 5–24 % slower in
- * `pnpm bench`: bench/notes/coalescing.md.)
+ * too would save one call per turn, and make every decision wait for the
+ * tick: bench/notes/coalescing.md.)
  */
 function coalescer(runner: ScriptRunner, maxBatchSize: number): (keys: string[], argument: string) => Promise<unknown> {
   const slotOf = runner.slotOf;
