@@ -3,12 +3,16 @@
 // Starts a PostgreSQL of its own (initdb on a free loopback port; as the `postgres` user when run
 // as root), creates the store's schema, then measures decisions per second and the server's CPU
 // per decision (the backends' utime + stime from /proc) for 50 decisions of one policy:
-//   - lone:  50 store.evaluate() calls in flight on a pool of `POOL` connections (what the store does);
-//   - batch: the same 50 decisions as one statement, the store's function called once per row of
-//            unnest($keys) WITH ORDINALITY (one transaction, so one commit), on one connection.
-// Keys: one key (50 decisions of it per batch) or 10,000 (round-robin). The batch is a prototype of
-// the SQL only (the replies are read, not turned into decisions). Run:
-//   node packages/postgres/bench/batch-probe.mjs [--ms=3000] [--sync]   (--sync: fsync and synchronous_commit on)
+//   - lone:  50 limiter.consume() calls in flight on a pool of `POOL` connections, with `coalesce: false`
+//            (one statement per decision);
+//   - coalesced: the same with the store's default, coalescing (the first alone, the other 49 in one
+//            statement);
+//   - batch: the same 50 decisions as one hand-written statement, the store's function called once
+//            per row of unnest($keys) WITH ORDINALITY (one transaction, so one commit), on one connection.
+// Keys: one key (50 decisions of it per step) or 10,000 (round-robin). The hand-written batch is the
+// SQL alone (its replies are read, not turned into decisions): the floor of the store's coalescing.
+// Needs the built packages (pnpm build). Run:
+//   node packages/postgres/bench/batch-probe.mjs [--ms=3000] [--pool=1] [--sync]   (--sync: fsync and synchronous_commit on)
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, chownSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -71,9 +75,10 @@ function serverCpuUs() {
 
 const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
 const pool = new pg.Pool({ connectionString: url, max: POOL });
-const store = postgresStore({ pool, cleanupIntervalMs: 0 });
+const store = postgresStore({ pool, cleanupIntervalMs: 0, coalesce: false });
 await store.createSchema();
 const limiter = createLimiter({ limits: { limit: 1e9, windowMs: 3_600_000 }, store });
+const coalescing = createLimiter({ limits: { limit: 1e9, windowMs: 3_600_000 }, store: postgresStore({ pool, cleanupIntervalMs: 0 }) });
 const limits = limiter.limitsFor();
 const ids = limits.map((l) => l.id);
 const algorithms = limits.map((l) => l.algorithm);
@@ -106,6 +111,10 @@ const lone = async (next) => {
   await Promise.all(Array.from({ length: IN_FLIGHT }, () => limiter.consume(next())));
   return IN_FLIGHT;
 };
+const coalesced = async (next) => {
+  await Promise.all(Array.from({ length: IN_FLIGHT }, () => coalescing.consume(next())));
+  return IN_FLIGHT;
+};
 const batch = async (next) => {
   const keys = Array.from({ length: IN_FLIGHT }, next);
   const result = await batchClient.query({ name: 'probe_batch', text: batchText, values: [keys, ids, algorithms, params] });
@@ -114,7 +123,8 @@ const batch = async (next) => {
 };
 console.log(`PostgreSQL (${bin}), ${SYNC ? 'fsync and synchronous_commit on' : 'fsync, synchronous_commit and full_page_writes off (as the tests)'}; ${IN_FLIGHT} decisions per step; pool of ${POOL}; ${MS} ms per measure`);
 for (const keyCount of [1, 10_000]) {
-  await measure(`lone: ${IN_FLIGHT} store.evaluate() in flight`, keyCount, lone);
+  await measure(`lone: ${IN_FLIGHT} consume(), coalesce: false`, keyCount, lone);
+  await measure(`coalesced: ${IN_FLIGHT} consume(), the default`, keyCount, coalesced);
   await measure(`batch: 1 statement of ${IN_FLIGHT} (unnest)`, keyCount, batch);
 }
 await batchClient.end();
