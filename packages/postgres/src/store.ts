@@ -83,7 +83,7 @@ export interface PostgresStoreOptions extends SchemaOptions {
 
 /** The PostgreSQL store. */
 export interface PostgresStore extends RateLimitStore {
-  /** Always asynchronous: one statement per decision. */
+  /** Always asynchronous: one statement per decision, or one for the decisions of a turn (`coalesce`). */
   evaluate(request: EvaluateRequest): Promise<Decision>;
   resetKey(key: string, namespace: string): Promise<void>;
   /**
@@ -132,6 +132,8 @@ const REPLY_FIELDS_PER_LIMIT = 9;
  *   connections and servers, run one after the other. Peeks take no lock;
  *   refusals write nothing.
  * - **Clock.** The database's `clock_timestamp()` by default.
+ * - **Coalescing.** The decisions of one policy asked after the first of a
+ *   turn of the event loop go as one statement (see {@link PostgresStoreOptions.coalesce}).
  * - **Expiry.** Every `cleanupIntervalMs`, expired rows are deleted (an index on `expires_at`).
  * - **Failures.** A failed call rejects; the limiter's `onStoreError` and
  *   `storeTimeoutMs` decide what the request gets. With a `pg` `Pool`, the
