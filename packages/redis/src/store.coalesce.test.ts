@@ -1,7 +1,8 @@
 import { createLimiter, RateKitOptionError } from '@ratekit/core';
-import { ask, describeWithService, freshNamespace, limits, privateRedisService } from '@ratekit/test-utils';
-import { Redis } from 'ioredis';
-import { createClient } from 'redis';
+import { ask, describeWithService, freshNamespace, limits, parseClusterNodes, privateRedisService, redisClusterService } from '@ratekit/test-utils';
+import calculateSlot from 'cluster-key-slot';
+import { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
 import { DECISION_BATCH_FUNCTION, DECISION_FUNCTION } from './scripts.js';
 import { type RedisClientLike, redisStore } from './store.js';
 
@@ -28,9 +29,10 @@ const CLIENTS = {
   },
 } as const;
 
-/** `client`, recording the name of every function it is asked to FCALL; `scriptOnly`: without FCALL, as on Redis < 7. */
+/** `client`, recording the name of every function it is asked to FCALL (and the keys of each batch); `scriptOnly`: without FCALL, as on Redis < 7. */
 function spied(client: RedisClientLike, options: { scriptOnly?: boolean } = {}) {
   const called: string[] = [];
+  const batchKeys: string[][] = [];
   const proxy = new Proxy(client as object, {
     get(target, name) {
       if ((name === 'fcall' || name === 'fCall') && options.scriptOnly) return undefined;
@@ -39,13 +41,17 @@ function spied(client: RedisClientLike, options: { scriptOnly?: boolean } = {}) 
       if (name === 'fcall' || name === 'fCall') {
         return (fn: string, ...rest: unknown[]) => {
           called.push(fn === DECISION_BATCH_FUNCTION ? 'batch' : fn === DECISION_FUNCTION ? 'lone' : fn);
+          if (fn === DECISION_BATCH_FUNCTION) {
+            // node-redis: ({ keys }); ioredis: (numkeys, ...keys, ...args).
+            batchKeys.push(typeof rest[0] === 'number' ? (rest.slice(1, 1 + rest[0]) as string[]) : (rest[0] as { keys: string[] }).keys);
+          }
           return (value as (...args: unknown[]) => unknown).call(target, fn, ...rest);
         };
       }
       return (value as (...args: unknown[]) => unknown).bind(target);
     },
   });
-  return { client: proxy as RedisClientLike, called };
+  return { client: proxy as RedisClientLike, called, batchKeys };
 }
 
 /** Calls per command since the last `CONFIG RESETSTAT`, without the admin's own commands. */
@@ -214,6 +220,50 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         const decisions = await Promise.all(Array.from({ length: 3 }, () => ask(store, { namespace: ns, limits: policy })));
         expect(decisions.map((d) => d.remaining)).toEqual([9, 8, 7]);
       });
+    });
+  }
+});
+
+describeWithService(redisClusterService, 'redisStore coalescing on a Redis Cluster', (server) => {
+  const CLUSTER_CLIENTS = {
+    'node-redis createCluster': async () => {
+      const cluster = createCluster({ rootNodes: parseClusterNodes(server().url).map((node) => ({ url: `redis://${node.host}:${node.port}` })) });
+      cluster.on('error', () => {});
+      await cluster.connect();
+      return { client: cluster satisfies RedisClientLike, close: () => cluster.close().then(() => undefined) };
+    },
+    'ioredis Cluster': async () => {
+      const cluster = new Cluster(parseClusterNodes(server().url).map((node) => ({ host: node.host, port: node.port })));
+      await new Promise<void>((resolve, reject) => cluster.once('ready', resolve).once('error', reject));
+      return { client: cluster satisfies RedisClientLike, close: () => cluster.quit().then(() => undefined) };
+    },
+  } as const;
+
+  for (const [clientName, connect] of Object.entries(CLUSTER_CLIENTS)) {
+    it(`with ${clientName}: one batch per hash slot, every key of a batch on its slot, decided in order`, async () => {
+      const connection = await connect();
+      try {
+        const { client, called, batchKeys } = spied(connection.client);
+        const store = redisStore({ client, prefix: 'ratekit-coalesce:' });
+        const ns = freshNamespace();
+        const policy = limits({ limit: 10, windowMs: 60_000 });
+        // 3 decisions on each of 20 keys (spread over the masters), in one turn.
+        const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
+        // First, every master of these keys gets the library (node-redis loads it on the node of the key that missed it): peeks, which charge nothing.
+        await Promise.all(keys.map((key) => ask(store, { namespace: ns, limits: policy, key, mode: 'peek' })));
+        called.length = 0;
+        batchKeys.length = 0;
+        const asked = [0, 1, 2].flatMap(() => keys.map((key) => ask(store, { namespace: ns, limits: policy, key })));
+        const decisions = await Promise.all(asked);
+        expect(decisions.map((d) => d.remaining)).toEqual([...keys.map(() => 9), ...keys.map(() => 8), ...keys.map(() => 7)]);
+        const slots = new Set(keys.map((key) => calculateSlot(store.keysFor(key, ns, policy)[0]!)));
+        // The first alone; then one batch per slot (k0's slot holds its other two decisions).
+        expect(called.filter((c) => c === 'lone')).toHaveLength(1);
+        expect(batchKeys).toHaveLength(slots.size);
+        for (const batch of batchKeys) expect(new Set(batch.map((key) => calculateSlot(key))).size).toBe(1);
+      } finally {
+        await connection.close();
+      }
     });
   }
 });
