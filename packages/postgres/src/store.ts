@@ -205,6 +205,16 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[]) WITH
 
   /** Decisions of one policy in one statement (see {@link PostgresStoreOptions.coalesce}); resolves when each is settled. */
   function evaluateMany(batch: readonly Waiting[]): Promise<unknown> {
+    try {
+      return statement(batch);
+    } catch (error) {
+      // Sent from a tick, where a throw would reach no caller.
+      for (const w of batch) w.reject(error);
+      return Promise.resolve();
+    }
+  }
+
+  function statement(batch: readonly Waiting[]): Promise<unknown> {
     // Sorted by (namespace, key), stably: every statement locks rows in one order.
     const order = batch.map((_, i) => i);
     const encoded = batch.map((w) => [encodeText(w.request.namespace), encodeText(w.request.key)] as const);

@@ -77,6 +77,23 @@ describe('redisStore coalescing options', () => {
   it('refuses a coalesce that is not a boolean', () => {
     expect(() => redisStore({ client: fakeNodeRedis, coalesce: 'yes' as never })).toThrow(/Expected `coalesce` to be a boolean/);
   });
+
+  it('a client that throws instead of rejecting fails the decisions of the batch, and nothing is thrown from the tick', async () => {
+    const throwing = { ...fakeNodeRedis, sendCommand: async () => '', fCall: () => { throw new Error('The client is closed'); } };
+    const store = redisStore({ client: throwing });
+    const request = { key: 'k', namespace: 'n', limits: limits({ limit: 5, windowMs: 1_000 }), cost: 1, mode: 'consume' as const, nowMs: 0 };
+    const asked: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 3; i++) {
+      try {
+        asked.push(store.evaluate(request));
+      } catch (error) {
+        asked.push(Promise.reject(error)); // the first, sent at once, throws to its caller (the limiter catches it)
+      }
+    }
+    const settled = await Promise.allSettled(asked);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(settled.map((s) => String((s as PromiseRejectedResult).reason.message))).toEqual(Array(3).fill('The client is closed'));
+  });
 });
 
 // Counting commands (CONFIG RESETSTAT) and pausing clients touch the whole server: a Redis of its own.

@@ -430,6 +430,15 @@ function withFallback<A>(state: { functions: boolean }, t: Transport, fcall: (ke
   };
 }
 
+/** `send()`, a throw turned into a rejection: the batch is sent from a tick, where a throw would reach no caller. */
+function attempt(send: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return send();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
 /** A decision waiting for its turn's call. */
 interface Waiting {
   readonly keys: string[];
@@ -476,7 +485,7 @@ function coalescer(runner: ScriptRunner, maxBatchSize: number): (keys: string[],
   const sendBatch = (batch: Waiting[]) => {
     if (batch.length === 1) {
       const w = batch[0]!;
-      runner(w.keys, w.argument).then(w.resolve, w.reject);
+      attempt(() => runner(w.keys, w.argument)).then(w.resolve, w.reject);
       return;
     }
     const keys: string[] = [];
@@ -490,7 +499,7 @@ function coalescer(runner: ScriptRunner, maxBatchSize: number): (keys: string[],
       args.push(w.argument);
     }
     if (multi) args[0] = counts;
-    runner.many(keys, args).then(
+    attempt(() => runner.many(keys, args)).then(
       (replies) => {
         if (!Array.isArray(replies) || replies.length !== batch.length) {
           const error = new Error(`Unexpected reply from the ratekit batch function: ${String(replies).slice(0, 200)}`);
