@@ -955,7 +955,8 @@ end
 -- Several decisions in one call (the store's coalescing), decided in order, each as decide()
 -- decides it alone. ARGV[1] is empty when every decision has one key (KEYS[i] is decision i's),
 -- else the key count of each decision, space-separated, their keys following each other in KEYS;
--- ARGV[1 + i] is decision i's argument. Replies with an array: decision i's reply, or '!' and
+-- ARGV[1 + i] is decision i's argument, or empty: the same as the decision before it (a turn's
+-- decisions mostly share one, which is then read once). Replies with an array: decision i's reply, or '!' and
 -- the error that failed it alone (the others are decided all the same). Like a lone call, a
 -- decision that fails after a write keeps that write: Redis does not roll a script back.
 local function decideMany(keys, args)
@@ -966,8 +967,11 @@ local function decideMany(keys, args)
   local each = nil
   if counts ~= '' then each = gmatch(counts, '%d+') end
   local k = 1
+  local spec = ''
   for i = 1, n do
     local ks
+    local given = args[i + 1]
+    if given ~= '' then spec = given end
     local c = 1
     if each ~= nil then c = tonumber(each()) end
     if c == 1 then
@@ -978,7 +982,7 @@ local function decideMany(keys, args)
       for j = 1, c do ks[j] = keys[k + j - 1] end
     end
     k = k + c
-    local ok, reply = protect(decide, ks, args[i + 1])
+    local ok, reply = protect(decide, ks, spec)
     if ok then
       replies[i] = reply
     else
@@ -1054,7 +1058,7 @@ export const DECISION_FUNCTION = `ratekit_${createHash('sha1').update(DECISION_C
  * `FCALL <DECISION_BATCH_FUNCTION> <number of keys> <keys…> <counts> <argument₁> … <argumentₙ>`:
  * `counts` is empty when each decision has one key (key i is decision i's),
  * else the key count of each decision, space-separated, their keys one after
- * the other. The reply is an array: decision i's reply as the lone call
+ * the other; an empty argument is the same as the one before it. The reply is an array: decision i's reply as the lone call
  * gives it, or `!` followed by the error that failed decision i alone.
  */
 export const DECISION_BATCH_FUNCTION = `${DECISION_FUNCTION}_batch`;

@@ -492,11 +492,14 @@ function coalescer(runner: ScriptRunner, maxBatchSize: number): (keys: string[],
     const args: string[] = [''];
     let counts = '';
     let multi = false;
+    let previous = '';
     for (const w of batch) {
       for (const key of w.keys) keys.push(key);
       if (w.keys.length !== 1) multi = true;
       counts += counts === '' ? `${w.keys.length}` : ` ${w.keys.length}`;
-      args.push(w.argument);
+      // The same argument as the decision before (mostly: one policy, consume 1) goes as '' and is read once.
+      args.push(w.argument === previous ? '' : w.argument);
+      previous = w.argument;
     }
     if (multi) args[0] = counts;
     attempt(() => runner.many(keys, args)).then(
