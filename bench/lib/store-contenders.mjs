@@ -36,7 +36,7 @@ export const CLIENTS = [
 /** The reference script, as in bench/notes/method.md §4. */
 export const TRIVIAL_SCRIPT = "return redis.call('INCR', KEYS[1])";
 
-const LIMITER_CALL = 'createLimiter({ limits, store: redisStore({ client }) }).consume(key)';
+const LIMITER_CALL = 'createLimiter({ limits, store: redisStore({ client }) }).consume(key)'; // coalescing on (the default)
 
 /**
  * What runs on each client. `default`: part of a run without `--variants`.
@@ -49,6 +49,10 @@ export const VARIANTS = [
   { id: 'baseline', label: 'trivial EVALSHA', what: `EVALSHA \`${TRIVIAL_SCRIPT}\``, reference: true, default: true },
   { id: 'gcra', label: 'ratekit gcra', what: LIMITER_CALL, limits: { algorithm: 'gcra', limit: LIMIT, windowMs: HOUR_MS }, default: true, idleKeysExpire: true },
   { id: 'fixed-window', label: 'ratekit fixed-window', what: LIMITER_CALL, limits: { algorithm: 'fixed-window', limit: LIMIT, windowMs: HOUR_MS }, default: true },
+  // The same store with coalescing off: one call per decision, as before issue 26. The coalescing
+  // table compares the two (decisions per second, Redis CPU, a lone decision's latency).
+  loneTwin('fixed-window', { default: true }),
+  loneTwin('gcra', { idleKeysExpire: true }),
   // T = 1 ms, tau = 3.6e6 ms: whole ms, so @ratekit/redis keeps it in the expiry layout (gcra above,
   // T = 0.0036 ms, stays in the hash). Not reached in a run: 3.6e6 decisions on one key.
   { id: 'gcra-1ms', label: 'ratekit gcra, T = 1 ms', what: LIMITER_CALL, limits: { algorithm: 'gcra', limit: 3.6e6, windowMs: HOUR_MS }, idleKeysExpire: true },
@@ -129,6 +133,19 @@ export const VARIANTS = [
   },
 ];
 
+/** The variant `of` (an algorithm of ours, 1e9 per hour) with coalescing off: one call per decision. */
+function loneTwin(of, extra) {
+  return {
+    id: `${of}-lone`,
+    label: `ratekit ${of}, coalesce: false`,
+    what: `${LIMITER_CALL} with redisStore({ client, coalesce: false }): one call per decision`,
+    limits: { algorithm: of, limit: LIMIT, windowMs: HOUR_MS },
+    coalesce: false,
+    loneOf: of,
+    ...extra,
+  };
+}
+
 /** Connects a client of library `clientId` to `url`. @returns {{ client, close: () => Promise<void> }} */
 export async function connectClient(clientId, url) {
   if (clientId === 'node-redis') {
@@ -194,7 +211,7 @@ export async function buildVariant(variantId, clientId, client, prefix) {
     };
     return { decide: (key) => limiter.consume(key).then(() => true, refused) };
   }
-  const store = redisStore({ client: variant.scriptOnly ? withoutFcall(client) : client, prefix: prefix + 'p'.repeat(variant.prefixPadBytes ?? 0) });
+  const store = redisStore({ client: variant.scriptOnly ? withoutFcall(client) : client, prefix: prefix + 'p'.repeat(variant.prefixPadBytes ?? 0), coalesce: variant.coalesce ?? true });
   const limiter = createLimiter({ limits: variant.limits, store });
   if (variant.storeOnly) {
     const limits = limiter.limitsFor();

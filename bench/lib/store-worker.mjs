@@ -8,6 +8,9 @@
 //   { cmd: 'slice', ms }     decisions for `ms`, `inFlight` at a time         → { type: 'slice', rate, cpuRate, ops, ms, cpuMs, refused }
 //       rate: per wall-clock second; cpuRate: per second of this process's CPU time (user + system)
 //   { cmd: 'count', ops }    exactly `ops` decisions, `inFlight` at a time    → { type: 'counted', ops, refused }
+//   { cmd: 'lone', ms, twin }  one decision at a time for `ms` (nothing else in flight), alternating between this
+//       contender and `twin` (the same with coalescing off) on the same connection, keys touched first
+//       → { type: 'lone', ops, medianUs, p99Us, twinMedianUs, twinP99Us }
 //   { cmd: 'finish' }        final sanity; closes the connection             → { type: 'finished', sanity, refused }
 
 import { serveParent } from './child.mjs';
@@ -16,6 +19,9 @@ import { buildVariant, connectClient } from './store-contenders.mjs';
 
 let connection;
 let decide;
+/** The twin for the lone-latency pairs (the same contender with coalescing off), and the prepare request. */
+let twin;
+let prepared;
 let keys;
 let inFlight;
 let cursor = 0;
@@ -73,6 +79,7 @@ process.once('disconnect', () => process.exit(0));
 serveParent(async (message) => {
   switch (message.cmd) {
     case 'prepare': {
+      prepared = message;
       connection = await connectClient(message.client, message.url);
       ({ decide } = await buildVariant(message.variant, message.client, connection.client, message.prefix));
       keys = makeKeys(message.keyCount);
@@ -92,6 +99,33 @@ serveParent(async (message) => {
       const result = await drive(forMs(message.ms));
       refusedTotal += result.refused;
       return { type: 'slice', rate: (result.ops * 1_000) / result.ms, cpuRate: (result.ops * 1_000) / result.cpuMs, ...result };
+    }
+    case 'lone': {
+      // A lone decision's latency: each awaited before the next, so no two ever share a turn. Paired
+      // with the twin decision by decision (in alternating order), so both see the same load.
+      if (twin === undefined) {
+        ({ decide: twin } = await buildVariant(message.twin, prepared.client, connection.client, `${prepared.prefix}lone:`));
+        const own = decide;
+        decide = twin;
+        inFlight = Math.min(prepared.touchInFlight, keys.length);
+        await drive((ops) => ops >= keys.length);
+        inFlight = prepared.inFlight;
+        decide = own;
+      }
+      const mine = [];
+      const theirs = [];
+      const end = performance.now() + message.ms;
+      for (let i = 0; performance.now() < end; i++) {
+        const key = keys[cursor];
+        if (++cursor === keys.length) cursor = 0;
+        for (const [run, into] of i % 2 === 0 ? [[decide, mine], [twin, theirs]] : [[twin, theirs], [decide, mine]]) {
+          const start = performance.now();
+          if (!(await run(key))) refusedTotal++;
+          into.push((performance.now() - start) * 1_000);
+        }
+      }
+      const at = (list, q) => list.sort((a, b) => a - b)[Math.min(list.length - 1, Math.floor(q * list.length))];
+      return { type: 'lone', ops: mine.length, medianUs: at(mine, 0.5), p99Us: at(mine, 0.99), twinMedianUs: at(theirs, 0.5), twinP99Us: at(theirs, 0.99) };
     }
     case 'count': {
       const result = await drive((ops) => ops >= message.ops);

@@ -13,6 +13,7 @@ import {
   postgresService,
   startPostgres,
   T0,
+  testCoalescing,
   testDifferential,
   testStore,
 } from '@ratekit/test-utils';
@@ -126,6 +127,14 @@ describeWithService(postgresService, 'postgresStore against PostgreSQL', (server
   testStore({ name: 'postgres', clock: 'caller', makeStore: () => postgresStore({ pool, table, clock: 'caller', cleanupIntervalMs: 0 }) });
   testDifferential({ name: 'postgres', makeStore: () => postgresStore({ pool, table, clock: 'caller', cleanupIntervalMs: 0 }) });
   testRefusalCacheDifferential({ name: 'postgres', makeStore: () => postgresStore({ pool, table, clock: 'caller', cleanupIntervalMs: 0 }) });
+  // Coalescing never changes a decision: turns of concurrent decisions against one at a time.
+  testCoalescing({ name: 'postgres', makeStore: () => postgresStore({ pool, table, clock: 'caller', cleanupIntervalMs: 0 }) });
+  testCoalescing({
+    name: 'postgres',
+    clock: 'server',
+    makeStore: () => postgresStore({ pool, table, cleanupIntervalMs: 0 }),
+    makeReference: () => postgresStore({ pool, table, cleanupIntervalMs: 0, coalesce: false }),
+  });
 
   describe('concurrency across pools', () => {
     const N = 40;

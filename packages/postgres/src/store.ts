@@ -62,11 +62,28 @@ export interface PostgresStoreOptions extends SchemaOptions {
   cleanupIntervalMs?: number;
   /** Receives errors of the background cleanup (the timer keeps running). @default console.error */
   onError?: (error: Error) => void;
+  /**
+   * Coalescing: the decisions of one policy asked after the first of a turn
+   * of the event loop (before the `process.nextTick` it schedules) go as one
+   * statement, which calls the function once per decision, in order (sorted
+   * by namespace and key, stably, so that two statements lock rows in the
+   * same order and cannot deadlock; a key's decisions keep their order), in
+   * one transaction: one commit for all. The first decision of a turn goes
+   * at once, alone. When the statement fails with a PostgreSQL error (it was
+   * rolled back: nothing was charged), each of its decisions runs again
+   * alone, so one decision's failure fails it alone. The statement holds the
+   * row locks of its decisions until it commits. `false`: one statement per
+   * decision.
+   * @default true
+   */
+  coalesce?: boolean;
+  /** The most decisions in one coalesced statement (an integer ≥ 2). @default 64 */
+  maxBatchSize?: number;
 }
 
 /** The PostgreSQL store. */
 export interface PostgresStore extends RateLimitStore {
-  /** Always asynchronous: one statement per decision. */
+  /** Always asynchronous: one statement per decision, or one for the decisions of a turn (`coalesce`). */
   evaluate(request: EvaluateRequest): Promise<Decision>;
   resetKey(key: string, namespace: string): Promise<void>;
   /**
@@ -115,6 +132,8 @@ const REPLY_FIELDS_PER_LIMIT = 9;
  *   connections and servers, run one after the other. Peeks take no lock;
  *   refusals write nothing.
  * - **Clock.** The database's `clock_timestamp()` by default.
+ * - **Coalescing.** The decisions of one policy asked after the first of a
+ *   turn of the event loop go as one statement (see {@link PostgresStoreOptions.coalesce}).
  * - **Expiry.** Every `cleanupIntervalMs`, expired rows are deleted (an index on `expires_at`).
  * - **Failures.** A failed call rejects; the limiter's `onStoreError` and
  *   `storeTimeoutMs` decide what the request gets. With a `pg` `Pool`, the
@@ -157,6 +176,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   if (cleanupIntervalMs > 0) assertInteger('cleanupIntervalMs', cleanupIntervalMs, 1);
   const onError = options.onError ?? ((error: Error) => console.error(error));
   assertFunction('onError', onError);
+  const coalesce = options.coalesce ?? true;
+  if (typeof coalesce !== 'boolean') throw new RateKitOptionError('coalesce', 'a boolean', coalesce);
+  const maxBatchSize = options.maxBatchSize ?? 64;
+  if (!Number.isInteger(maxBatchSize) || maxBatchSize < 2) throw new RateKitOptionError('maxBatchSize', 'an integer >= 2', maxBatchSize);
   const createSql = schemaSql(options);
 
   // $1..$8 are the function's parameters, documented in schema.ts. array_send() gives the
@@ -176,7 +199,117 @@ DELETE FROM ${names.table} t USING doomed, now
 WHERE t.namespace = doomed.namespace AND t.key = doomed.key AND t.expires_at <= now.at`;
   const deleteName = `ratekit_delete_expired_${digest(deleteText)}`;
 
-  async function evaluate(request: EvaluateRequest): Promise<Decision> {
+  // The coalesced statement: the function once per row of the decisions' arrays, in their order.
+  const batchText = `SELECT array_send(${names.evaluate}(t.namespace, t.key, t.mode, t.cost, t.now_ms, $6::text[], $7::text[], $8::float8[])) AS reply
+FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[]) WITH ORDINALITY AS t(namespace, key, mode, cost, now_ms, i) ORDER BY t.i`;
+  const batchName = `ratekit_evaluate_batch_${digest(batchText)}`;
+
+  /** Decisions of one policy in one statement (see {@link PostgresStoreOptions.coalesce}); resolves when each is settled. */
+  function evaluateMany(batch: readonly Waiting[]): Promise<unknown> {
+    try {
+      return statement(batch);
+    } catch (error) {
+      // Sent from a tick, where a throw would reach no caller.
+      for (const w of batch) w.reject(error);
+      return Promise.resolve();
+    }
+  }
+
+  function statement(batch: readonly Waiting[]): Promise<unknown> {
+    // Sorted by (namespace, key), stably: every statement locks rows in one order.
+    const order = batch.map((_, i) => i);
+    const encoded = batch.map((w) => [encodeText(w.request.namespace), encodeText(w.request.key)] as const);
+    order.sort((a, b) => compare(encoded[a]![0], encoded[b]![0]) || compare(encoded[a]![1], encoded[b]![1]) || a - b);
+    const { limits } = batch[0]!.request;
+    const shape = limitArguments(limits);
+    const values = [
+      order.map((i) => encoded[i]![0]),
+      order.map((i) => encoded[i]![1]),
+      order.map((i) => batch[i]!.request.mode),
+      order.map((i) => batch[i]!.request.cost),
+      order.map((i) => (clock === 'caller' ? batch[i]!.request.nowMs : null)),
+      shape.ids,
+      shape.algorithms,
+      shape.params,
+    ];
+    return pool.query({ name: batchName, text: batchText, values }).then(
+      (result) => {
+        if (result.rows.length !== batch.length) {
+          const error = new Error(`Unexpected reply from the ratekit function: ${result.rows.length} rows for ${batch.length} decisions`);
+          for (const w of batch) w.reject(error);
+          return;
+        }
+        order.forEach((i, row) => {
+          const { request, resolve, reject } = batch[i]!;
+          try {
+            resolve(decide(result.rows[row]?.reply, request.limits, request.mode, request.cost));
+          } catch (error) {
+            reject(error);
+          }
+        });
+      },
+      (error: unknown) => {
+        // A PostgreSQL error (an SQLSTATE) aborted the statement's transaction: nothing was charged,
+        // so each decision runs again alone and fails, if it does, alone. Anything else (a lost
+        // connection) may have come after the commit: each decision fails with it.
+        const sqlState = (error as { code?: unknown } | null)?.code;
+        if (typeof sqlState === 'string' && /^[0-9A-Z]{5}$/.test(sqlState)) {
+          return batch.reduce<Promise<unknown>>((previous, w) => previous.then(() => evaluateOne(w.request).then(w.resolve, w.reject)), Promise.resolve());
+        }
+        for (const w of batch) w.reject(explain(error, names.label));
+        return undefined;
+      },
+    );
+  }
+
+  let waiting: Waiting[] = [];
+  let inTurn = false;
+  // The turn's first decision, sent at once: its key, and when it is done. On a pool, statements
+  // run on several connections at once, so a statement that holds a key of an earlier one of the
+  // turn waits for it (a key's decisions keep their order); the others go at once.
+  let firstKey = '';
+  let firstDone: Promise<unknown> = Promise.resolve();
+  function flush(): void {
+    inTurn = false;
+    const all = waiting;
+    waiting = [];
+    // One statement per policy (its limits array: the function's limit arguments are the statement's).
+    const byPolicy = new Map<readonly ResolvedLimit[], Waiting[]>();
+    for (const w of all) {
+      const group = byPolicy.get(w.request.limits);
+      if (group === undefined) byPolicy.set(w.request.limits, [w]);
+      else group.push(w);
+    }
+    const sent = [{ keys: new Set([firstKey]), done: firstDone }];
+    for (const group of byPolicy.values()) {
+      for (let i = 0; i < group.length; i += maxBatchSize) {
+        const batch = group.length <= maxBatchSize ? group : group.slice(i, i + maxBatchSize);
+        const send = () => (batch.length === 1 ? evaluateOne(batch[0]!.request).then(batch[0]!.resolve, batch[0]!.reject) : evaluateMany(batch));
+        const keys = new Set(batch.map((w) => keyOf(w.request)));
+        const before = sent.filter((s) => [...keys].some((key) => s.keys.has(key))).map((s) => s.done);
+        const done = before.length === 0 ? send() : Promise.allSettled(before).then(send);
+        sent.push({ keys, done: done.catch(() => undefined) });
+      }
+    }
+  }
+
+  function evaluate(request: EvaluateRequest): Promise<Decision> {
+    if (!coalesce) return evaluateOne(request);
+    // The first decision of a turn goes at once, alone: a decision alone waits for nothing.
+    if (!inTurn) {
+      inTurn = true;
+      process.nextTick(flush);
+      const decision = evaluateOne(request);
+      firstKey = keyOf(request);
+      firstDone = decision;
+      return decision;
+    }
+    return new Promise((resolve, reject) => {
+      waiting.push({ request, resolve, reject });
+    });
+  }
+
+  async function evaluateOne(request: EvaluateRequest): Promise<Decision> {
     const { limits, mode, cost } = request;
     const shape = limitArguments(limits);
     const result = await pool
@@ -248,6 +381,22 @@ WHERE t.namespace = doomed.namespace AND t.key = doomed.key AND t.expires_at <= 
       await cleaning;
     },
   };
+}
+
+/** A decision waiting for its turn's statement. */
+interface Waiting {
+  readonly request: EvaluateRequest;
+  readonly resolve: (decision: Decision) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** A decision's row: its namespace and key. */
+function keyOf(request: EvaluateRequest): string {
+  return `${request.namespace.length}:${request.namespace}:${request.key}`;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** A short, stable digest of a statement's text: distinct statements get distinct prepared-statement names. */

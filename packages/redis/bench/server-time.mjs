@@ -90,7 +90,8 @@ for (let round = 0; round < ROUNDS; round++) {
     const trivial = kind === 'ioredis' ? () => client.evalsha(sha, 1, 'bench:trivial') : () => client.evalSha(sha, { keys: ['bench:trivial'], arguments: [] });
     const contenders = [['trivial', trivial]];
     for (const [name, limits] of Object.entries(policies)) {
-      const limiter = createLimiter({ limits, store: redisStore({ client }), prefix: `b${name}` });
+      // coalesce: false, so usec_per_call is one decision's (coalescing: bench/notes/coalescing.md).
+      const limiter = createLimiter({ limits, store: redisStore({ client, coalesce: false }), prefix: `b${name}` });
       contenders.push([`ratekit ${name}`, () => limiter.consume('k')]);
     }
     const rlf = new RateLimiterRedis({ storeClient: client, useRedisPackage: kind !== 'ioredis', points: 1e9, duration: 3600, keyPrefix: 'rlf' });

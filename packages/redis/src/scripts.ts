@@ -205,12 +205,14 @@ local TTL_SLACK_MS = 1000
 -- Set by the first call (init): while a function library loads, Redis gives it only its
 -- own API, not math, string or redis.call. Upvalues are cheaper than globals at run time.
 local floor, ceil, max, min, abs, tonumber, tostring, type, error, unpack
-local format, match, sub, gmatch, concat, find, call, pcall
+local format, match, sub, gmatch, concat, find, call, pcall, protect
 local function init()
   floor, ceil, max, min, abs = math.floor, math.ceil, math.max, math.min, math.abs
   tonumber, tostring, type, error, unpack = _G.tonumber, _G.tostring, _G.type, _G.error, _G.unpack
   format, match, sub, gmatch, concat, find = string.format, string.match, string.sub, string.gmatch, table.concat, string.find
   call, pcall = redis.call, redis.pcall
+  -- Lua's own pcall (pcall above is redis.pcall): catches any error of one decision of a batch.
+  protect = _G.pcall
 end
 
 -- The fast paths by algorithm (filled below, with their helpers).
@@ -949,6 +951,47 @@ local function decide(keys, spec)
   for i = 1, count do parts[i + 2] = raw[i] or '-' end
   return concat(parts, ' ')
 end
+
+-- Several decisions in one call (the store's coalescing), decided in order, each as decide()
+-- decides it alone. ARGV[1] is empty when every decision has one key (KEYS[i] is decision i's),
+-- else the key count of each decision, space-separated, their keys following each other in KEYS;
+-- ARGV[1 + i] is decision i's argument, or empty: the same as the decision before it (a turn's
+-- decisions mostly share one, which is then read once). Replies with an array: decision i's reply, or '!' and
+-- the error that failed it alone (the others are decided all the same). Like a lone call, a
+-- decision that fails after a write keeps that write: Redis does not roll a script back.
+local function decideMany(keys, args)
+  if call == nil then init() end
+  local replies, n = {}, #args - 1
+  local one = {}
+  local counts = args[1]
+  local each = nil
+  if counts ~= '' then each = gmatch(counts, '%d+') end
+  local k = 1
+  local spec = ''
+  for i = 1, n do
+    local ks
+    local given = args[i + 1]
+    if given ~= '' then spec = given end
+    local c = 1
+    if each ~= nil then c = tonumber(each()) end
+    if c == 1 then
+      one[1] = keys[k]
+      ks = one
+    else
+      ks = {}
+      for j = 1, c do ks[j] = keys[k + j - 1] end
+    end
+    k = k + c
+    local ok, reply = protect(decide, ks, spec)
+    if ok then
+      replies[i] = reply
+    else
+      if type(reply) == 'table' then reply = reply.err or reply.message end
+      replies[i] = '!' .. tostring(reply)
+    end
+  end
+  return replies
+end
 `;
 
 /** How long, in ms, a key outlives its longest-lived state: callers whose clocks lag the writer's (caller-clock mode) still find it. */
@@ -989,6 +1032,16 @@ export const DECISION_SCRIPT = `${SCRIPT_FAST_PATH}\n${DECISION_CODE}\nreturn de
 export const DECISION_SCRIPT_SHA = createHash('sha1').update(DECISION_SCRIPT).digest('hex');
 
 /**
+ * The batch script, for EVAL and EVALSHA: {@link DECISION_CODE}'s `decideMany`, several
+ * decisions in one call (the store's coalescing; see {@link DECISION_BATCH_FUNCTION} for its
+ * keys, arguments and reply). The per-call definitions of the script form are paid once per batch.
+ */
+export const DECISION_BATCH_SCRIPT = `${DECISION_CODE}\nreturn decideMany(KEYS, ARGV)\n`;
+
+/** SHA-1 of {@link DECISION_BATCH_SCRIPT}, for EVALSHA. */
+export const DECISION_BATCH_SCRIPT_SHA = createHash('sha1').update(DECISION_BATCH_SCRIPT).digest('hex');
+
+/**
  * The name of the decision function, for FCALL, and of the library that
  * holds it: `ratekit_` and the first 16 hex digits of the SHA-1 of
  * {@link DECISION_CODE}, so that versions of this package with different code
@@ -998,11 +1051,26 @@ export const DECISION_SCRIPT_SHA = createHash('sha1').update(DECISION_SCRIPT).di
 export const DECISION_FUNCTION = `ratekit_${createHash('sha1').update(DECISION_CODE).digest('hex').slice(0, 16)}`;
 
 /**
+ * The batch function of {@link DECISION_LIBRARY}: several decisions in one
+ * call, decided in order, each atomically and as {@link DECISION_FUNCTION}
+ * decides it alone (the store coalesces the decisions waiting on one client
+ * in one turn of the event loop into one call). Called as
+ * `FCALL <DECISION_BATCH_FUNCTION> <number of keys> <keys…> <counts> <argument₁> … <argumentₙ>`:
+ * `counts` is empty when each decision has one key (key i is decision i's),
+ * else the key count of each decision, space-separated, their keys one after
+ * the other; an empty argument is the same as the one before it. The reply is an array: decision i's reply as the lone call
+ * gives it, or `!` followed by the error that failed decision i alone.
+ */
+export const DECISION_BATCH_FUNCTION = `${DECISION_FUNCTION}_batch`;
+
+/**
  * The function library, for `FUNCTION LOAD` (Redis 7 and later): {@link DECISION_CODE}
- * and one function, {@link DECISION_FUNCTION}, registered without flags (it
- * writes, so it must not be `no-writes`), which runs it on its keys and
- * its one argument.
+ * and two functions, registered without flags (they write, so they must not
+ * be `no-writes`): {@link DECISION_FUNCTION}, which runs it on its keys and
+ * its one argument, and {@link DECISION_BATCH_FUNCTION}, several decisions
+ * in one call.
  */
 export const DECISION_LIBRARY =
   `#!lua name=${DECISION_FUNCTION}\n${DECISION_CODE}\n` +
-  `redis.register_function('${DECISION_FUNCTION}', function(keys, args) return decide(keys, args[1]) end)\n`;
+  `redis.register_function('${DECISION_FUNCTION}', function(keys, args) return decide(keys, args[1]) end)\n` +
+  `redis.register_function('${DECISION_BATCH_FUNCTION}', function(keys, args) return decideMany(keys, args) end)\n`;

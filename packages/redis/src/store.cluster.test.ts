@@ -1,5 +1,5 @@
 import type { RateLimitStore } from '@ratekit/core';
-import { ask, type ClusterNode, describeWithService, freshNamespace, limits, parseClusterNodes, redisClusterService, testStore } from '@ratekit/test-utils';
+import { ask, type ClusterNode, describeWithService, freshNamespace, limits, parseClusterNodes, redisClusterService, testCoalescing, testStore } from '@ratekit/test-utils';
 import { Cluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { DECISION_FUNCTION } from './scripts.js';
@@ -65,9 +65,9 @@ describeWithService(redisClusterService, 'redisStore on a Redis Cluster', (serve
   for (const [clientName, connect] of Object.entries(CLUSTER_CLIENTS)) {
     describe(`with ${clientName}`, () => {
       const connections = new WeakMap<RateLimitStore, () => Promise<void>>();
-      const open = async (clock: 'caller' | 'server') => {
+      const open = async (clock: 'caller' | 'server', coalesce = true) => {
         const connection = await connect(parseClusterNodes(server().url));
-        const store = redisStore({ client: connection.client, clock, prefix: 'ratekit-cluster-test:' });
+        const store = redisStore({ client: connection.client, clock, prefix: 'ratekit-cluster-test:', coalesce });
         connections.set(store, connection.close);
         return store;
       };
@@ -140,6 +140,10 @@ describeWithService(redisClusterService, 'redisStore on a Redis Cluster', (serve
 
       // On the server clock GCRA and fixed-window limits have keys of their own (the expiry layout): reset needs the policy.
       testStore({ name: `redis cluster (${clientName})`, clock: 'server', resetKeyNeedsLimits: true, makeStore: () => open('server'), disposeStore });
+
+      // Coalescing per hash slot never changes a decision: turns over keys of several slots against one at a time.
+      testCoalescing({ name: `redis cluster (${clientName})`, makeStore: () => open('caller'), disposeStore });
+      testCoalescing({ name: `redis cluster (${clientName})`, clock: 'server', makeStore: () => open('server'), makeReference: () => open('server', false), disposeStore });
     });
   }
 

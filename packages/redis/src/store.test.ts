@@ -1,6 +1,5 @@
 import { createLimiter, RateKitOptionError, type RateLimitStore, resolveLimit } from '@ratekit/core';
-import { ask, askInTurn, blockingLimit, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testDifferential, testStore } from '@ratekit/test-utils';
-import { testRefusalCacheDifferential } from '@ratekit/test-utils';
+import { ask, askInTurn, blockingLimit, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testCoalescing, testDifferential, testRefusalCacheDifferential, testStore } from '@ratekit/test-utils';
 import { type Cluster, Redis } from 'ioredis';
 import { createClient, type createCluster } from 'redis';
 import { DECISION_FUNCTION, DECISION_SCRIPT_SHA, TTL_SLACK_MS } from './scripts.js';
@@ -152,9 +151,9 @@ describeWithService(redisService, 'redisStore on a real Redis', (server) => {
   for (const [clientName, connect] of Object.entries(CLIENTS)) {
     describe(`with ${clientName}`, () => {
       const connections = new WeakMap<RateLimitStore, () => Promise<void>>();
-      const open = async (options: { clock: 'server' | 'caller' }) => {
+      const open = async (options: { clock: 'server' | 'caller'; coalesce?: boolean }) => {
         const connection = await connect(server().url);
-        const store = redisStore({ client: connection.client, clock: options.clock, prefix: 'ratekit-test:' });
+        const store = redisStore({ client: connection.client, clock: options.clock, prefix: 'ratekit-test:', coalesce: options.coalesce ?? true });
         connections.set(store, connection.close);
         return store;
       };
@@ -246,6 +245,10 @@ describeWithService(redisService, 'redisStore on a real Redis', (server) => {
       testDifferential({ name: `redis (${clientName})`, makeStore: () => open({ clock: 'caller' }), disposeStore });
       testRefusalCacheDifferential({ name: `redis (${clientName})`, makeStore: () => open({ clock: 'caller' }), disposeStore });
 
+      // Coalescing never changes a decision: turns of concurrent decisions against one at a time (the in-memory store; on the server clock, the store without coalescing).
+      testCoalescing({ name: `redis (${clientName})`, makeStore: () => open({ clock: 'caller' }), disposeStore });
+      testCoalescing({ name: `redis (${clientName})`, clock: 'server', makeStore: () => open({ clock: 'server' }), makeReference: () => open({ clock: 'server', coalesce: false }), disposeStore });
+
       describe('when the connection is gone', () => {
         it('rejects (a store failure is never a refusal), and the limiter applies onStoreError', async () => {
           const connection = await connect(server().url);
@@ -316,13 +319,21 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           // The expiry layout: INCR makes the key, PTTL finds no TTL, PEXPIRE starts the window; no TIME.
           ['one fixed window in the expiry layout', limits({ limit: 10, windowMs: 60_000 }), { incr: 1, pttl: 1, pexpire: 1 }],
           ['one GCRA in the expiry layout', limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 }), { pttl: 1, set: 1 }],
-        ] as const)('%s: exactly one command (FCALL) per decision, counted by INFO commandstats', async (_, policy, perDecision) => {
+        ] as const)('%s: exactly one command (FCALL) per decision, counted by INFO commandstats; one for all of a turn when coalesced', async (_, policy, perDecision) => {
           const ns = freshNamespace();
           const n = 25;
+          const inside = (times: number) => Object.fromEntries(Object.entries(perDecision).map(([name, calls]) => [name, calls * times]));
+          const lone = redisStore({ client: connection.client, prefix: 'ratekit-rt:', coalesce: false });
+          await ask(lone, { namespace: ns, limits: policy, key: 'warm' }); // reads the server's time once, as `store` did
           await admin.configResetStat();
-          const decisions = await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` })));
+          const decisions = await Promise.all(Array.from({ length: n }, (_, i) => ask(lone, { namespace: ns, limits: policy, key: `k${i}` })));
           expect(decisions.every((d) => d.allowed)).toBe(true);
-          expect(await commandCalls(admin)).toEqual(Object.fromEntries(Object.entries({ fcall: 1, ...perDecision }).map(([name, calls]) => [name, calls * n])));
+          expect(await commandCalls(admin)).toEqual({ fcall: n, ...inside(n) });
+          // Coalesced (the default): of the same decisions asked in one turn, the first goes at once, the others in one FCALL.
+          await admin.configResetStat();
+          const coalesced = await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `c${i}` })));
+          expect(coalesced.every((d) => d.allowed)).toBe(true);
+          expect(await commandCalls(admin)).toEqual({ fcall: 2, ...inside(n) });
         });
 
         it('a peek reads the clock and the state, and writes nothing', async () => {
@@ -693,7 +704,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           await ask(store, { namespace: ns, limits: policy, key: 'warm' });
           await admin.configResetStat();
           const n = 10;
-          await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` })));
+          for (let i = 0; i < n; i++) await ask(store, { namespace: ns, limits: policy, key: `k${i}` });
           // The expiry layout (a fixed window): INCR, PTTL and PEXPIRE for a new window.
           expect(await commandCalls(admin)).toEqual({ evalsha: n, incr: n, pttl: n, pexpire: n });
         });

@@ -10,7 +10,16 @@ import {
   type ResolvedLimit,
   unnamedLimitId,
 } from '@ratekit/core';
-import { DECISION_FUNCTION, DECISION_LIBRARY, DECISION_SCRIPT, DECISION_SCRIPT_SHA } from './scripts.js';
+import calculateSlot from 'cluster-key-slot';
+import {
+  DECISION_BATCH_FUNCTION,
+  DECISION_BATCH_SCRIPT,
+  DECISION_BATCH_SCRIPT_SHA,
+  DECISION_FUNCTION,
+  DECISION_LIBRARY,
+  DECISION_SCRIPT,
+  DECISION_SCRIPT_SHA,
+} from './scripts.js';
 
 const STORE_NAME = 'redis';
 
@@ -77,6 +86,28 @@ export interface RedisStoreOptions {
    * @default 'server'
    */
   clock?: 'server' | 'caller';
+  /**
+   * Coalescing: the decisions that wait on this store in one turn of the
+   * event loop (asked before the `process.nextTick` that follows the first)
+   * go to Redis as one call (FCALL of the library's batch function, or
+   * EVALSHA of the batch script), which decides them in order, each
+   * atomically and exactly as it would alone, and answers each one. On a
+   * cluster, one call per hash slot. A decision alone in its turn is sent as
+   * a lone call. A decision that fails inside the batch (a key of the wrong
+   * type, a bad state) rejects alone; a call that fails (a connection error)
+   * rejects each of its decisions. The limiter's `storeTimeoutMs` and
+   * `onStoreError` apply to each decision as without coalescing.
+   * `false`: one call per decision.
+   * @default true
+   */
+  coalesce?: boolean;
+  /**
+   * The most decisions in one coalesced call (an integer ≥ 2); more in one
+   * turn go in several calls. Redis runs a call without interruption: a
+   * batch of n decisions holds the server as long as n lone decisions in a row.
+   * @default 64
+   */
+  maxBatchSize?: number;
 }
 
 /** The Redis store. */
@@ -177,6 +208,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   }
   const clock = options.clock ?? 'server';
   assertOneOf('clock', clock, ['server', 'caller'] as const);
+  const coalesce = options.coalesce ?? true;
+  if (typeof coalesce !== 'boolean') throw new RateKitOptionError('coalesce', 'a boolean', coalesce);
+  const maxBatchSize = options.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE;
+  if (!Number.isInteger(maxBatchSize) || maxBatchSize < 2) throw new RateKitOptionError('maxBatchSize', 'an integer >= 2', maxBatchSize);
+  const send = coalesce ? coalescer(runner, maxBatchSize) : runner;
 
   // One hash tag for every key of a (namespace, key): the length prefix keeps a user-controlled key
   // from spelling another namespace's; the hash and the expiry layout's keys share a Cluster slot.
@@ -211,7 +247,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       // On the caller's clock every limit is in the hash: a key's expiry follows the server's clock.
       argument = `${mode} ${cost} ${request.nowMs}${policy.limits}`;
     }
-    return runner(keysOf(policy, tagOf(request.key, request.namespace)), argument).then((reply) => decide(reply, limits, mode, cost, nowMs, serverTime));
+    return send(keysOf(policy, tagOf(request.key, request.namespace)), argument).then((reply) => decide(reply, limits, mode, cost, nowMs, serverTime));
   }
 
   return {
@@ -230,6 +266,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   };
 }
 
+/** The default of {@link RedisStoreOptions.maxBatchSize}. */
+const DEFAULT_MAX_BATCH_SIZE = 64;
+
 /** How often, in ms of the limiter's clock, a store on the expiry layout reads the server's time. */
 const SERVER_TIME_READ_MS = 1_000;
 
@@ -242,7 +281,11 @@ interface ServerTime {
 /** Runs one decision on its keys with its one argument (loading the code the server lacks); and deletes keys. */
 interface ScriptRunner {
   (keys: string[], argument: string): Promise<unknown>;
+  /** Several decisions in one call (see DECISION_BATCH_FUNCTION): their keys, then the key counts and each argument. */
+  many(keys: string[], args: string[]): Promise<unknown>;
   del(keys: string[]): Promise<unknown>;
+  /** The hash slot of a key when the client is a cluster's (decisions of one slot go in one call), else undefined. */
+  readonly slotOf: ((key: string) => number) | undefined;
 }
 
 /** How one client sends the decision: as a function (when it can) and as a script. */
@@ -255,6 +298,12 @@ interface Transport {
   readonly script: (keys: string[], argument: string) => Promise<unknown>;
   /** DEL of keys of one slot, in one command. */
   readonly del: (keys: string[]) => Promise<unknown>;
+  /** FCALL of {@link DECISION_BATCH_FUNCTION}, when `fcall` is defined. */
+  readonly fcallMany: (keys: string[], args: string[]) => Promise<unknown>;
+  /** EVALSHA of the batch script, then EVAL on NOSCRIPT. */
+  readonly scriptMany: (keys: string[], args: string[]) => Promise<unknown>;
+  /** Whether the client is a cluster's. */
+  readonly cluster: boolean;
 }
 
 type Send = (...args: unknown[]) => Promise<unknown>;
@@ -292,6 +341,15 @@ function transport(client: unknown): Transport {
           });
         },
         del: (keys) => nodeRedis.del(keys),
+        fcallMany: (keys, args) => nodeRedis.fCall!(DECISION_BATCH_FUNCTION, { keys, arguments: args }),
+        scriptMany: (keys, args) => {
+          const command = { keys, arguments: args };
+          return nodeRedis.evalSha(DECISION_BATCH_SCRIPT_SHA, command).catch((error: unknown) => {
+            if (!isNoScript(error)) throw error;
+            return nodeRedis.eval(DECISION_BATCH_SCRIPT, command);
+          });
+        },
+        cluster,
       };
     }
     if (typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function') {
@@ -314,6 +372,13 @@ function transport(client: unknown): Transport {
             return ioredis.eval(DECISION_SCRIPT, keys.length, ...keys, argument);
           }),
         del: (keys) => ioredis.del(...keys),
+        fcallMany: (keys, args) => ioredis.fcall!(DECISION_BATCH_FUNCTION, keys.length, ...keys, ...args),
+        scriptMany: (keys, args) =>
+          ioredis.evalsha(DECISION_BATCH_SCRIPT_SHA, keys.length, ...keys, ...args).catch((error: unknown) => {
+            if (!isNoScript(error)) throw error;
+            return ioredis.eval(DECISION_BATCH_SCRIPT, keys.length, ...keys, ...args);
+          }),
+        cluster: typeof nodes === 'function',
       };
     }
   }
@@ -328,17 +393,26 @@ function transport(client: unknown): Transport {
  * for any reason: the script does the same work, slower (packages/redis/README.md).
  */
 function runnerOn(t: Transport): ScriptRunner {
-  let functions = t.fcall !== undefined;
-  const fcall = t.fcall!;
-  const toScript = (keys: string[], argument: string) => {
-    functions = false;
-    return t.script(keys, argument);
+  // One switch for both calls: once the server has no functions for one, it has none for the other.
+  const state = { functions: t.fcall !== undefined };
+  const run = withFallback(state, t, t.fcall!, t.script) as ScriptRunner;
+  (run as { many: ScriptRunner['many'] }).many = withFallback(state, t, t.fcallMany, t.scriptMany);
+  run.del = t.del;
+  (run as { slotOf: ScriptRunner['slotOf'] }).slotOf = t.cluster ? calculateSlot : undefined;
+  return run;
+}
+
+/** `fcall` while the server has functions (loading the library on "Function not found"), else `script`; see {@link runnerOn}. */
+function withFallback<A>(state: { functions: boolean }, t: Transport, fcall: (keys: string[], a: A) => Promise<unknown>, script: (keys: string[], a: A) => Promise<unknown>) {
+  const toScript = (keys: string[], a: A) => {
+    state.functions = false;
+    return script(keys, a);
   };
-  const run = ((keys: string[], argument: string) => {
-    if (!functions) return t.script(keys, argument);
-    return fcall(keys, argument).catch((error: unknown) => {
+  return (keys: string[], a: A): Promise<unknown> => {
+    if (!state.functions) return script(keys, a);
+    return fcall(keys, a).catch((error: unknown) => {
       if (!isFunctionNotFound(error)) {
-        if (functionsUnavailable(error)) return toScript(keys, argument);
+        if (functionsUnavailable(error)) return toScript(keys, a);
         throw error;
       }
       return t
@@ -346,19 +420,121 @@ function runnerOn(t: Transport): ScriptRunner {
         .catch(ignoreLoaded)
         .then(
           () =>
-            fcall(keys, argument).catch((again: unknown) => {
+            fcall(keys, a).catch((again: unknown) => {
               // Loaded elsewhere (the cluster moved the key meanwhile): the script decides this one.
-              if (isFunctionNotFound(again)) return t.script(keys, argument);
+              if (isFunctionNotFound(again)) return script(keys, a);
               throw again;
             }),
           // The server answered FCALL but would not load the library (an ACL, a managed service
           // that refuses FUNCTION, or whatever else): the script does the same work.
-          () => toScript(keys, argument),
+          () => toScript(keys, a),
         );
     });
-  }) as ScriptRunner;
-  run.del = t.del;
-  return run;
+  };
+}
+
+/** `send()`, a throw turned into a rejection: the batch is sent from a tick, where a throw would reach no caller. */
+function attempt(send: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return send();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** A decision waiting for its turn's call. */
+interface Waiting {
+  readonly keys: string[];
+  readonly argument: string;
+  readonly resolve: (reply: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * Coalescing (see {@link RedisStoreOptions.coalesce}): the first decision of
+ * a turn is sent at once, as a lone call (so a decision alone waits for
+ * nothing); the decisions asked after it in the same turn wait until the
+ * `process.nextTick` the first one scheduled, then each group of them (one
+ * per hash slot on a cluster, else one) goes as one batch call of at most
+ * `maxBatchSize` decisions, or as a lone call when it holds one. On one
+ * connection the lone call is ahead of the batch, so a key's decisions keep
+ * their order. No timer. (Holding the first decision back until the tick
+ * too would save one call per turn, and make every decision wait for the
+ * tick: bench/notes/coalescing.md.)
+ */
+function coalescer(runner: ScriptRunner, maxBatchSize: number): (keys: string[], argument: string) => Promise<unknown> {
+  const slotOf = runner.slotOf;
+  let waiting: Waiting[] = [];
+  let inTurn = false;
+  const flush = () => {
+    inTurn = false;
+    if (waiting.length === 0) return;
+    const all = waiting;
+    waiting = [];
+    if (slotOf === undefined || all.length === 1) return sendGroup(all);
+    const bySlot = new Map<number, Waiting[]>();
+    for (const w of all) {
+      const slot = slotOf(w.keys[0]!);
+      const group = bySlot.get(slot);
+      if (group === undefined) bySlot.set(slot, [w]);
+      else group.push(w);
+    }
+    for (const group of bySlot.values()) sendGroup(group);
+  };
+  const sendGroup = (group: Waiting[]) => {
+    if (group.length <= maxBatchSize) return sendBatch(group);
+    for (let i = 0; i < group.length; i += maxBatchSize) sendBatch(group.slice(i, i + maxBatchSize));
+  };
+  const sendBatch = (batch: Waiting[]) => {
+    if (batch.length === 1) {
+      const w = batch[0]!;
+      attempt(() => runner(w.keys, w.argument)).then(w.resolve, w.reject);
+      return;
+    }
+    const keys: string[] = [];
+    const args: string[] = [''];
+    let counts = '';
+    let multi = false;
+    let previous = '';
+    for (const w of batch) {
+      for (const key of w.keys) keys.push(key);
+      if (w.keys.length !== 1) multi = true;
+      counts += counts === '' ? `${w.keys.length}` : ` ${w.keys.length}`;
+      // The same argument as the decision before (mostly: one policy, consume 1) goes as '' and is read once.
+      args.push(w.argument === previous ? '' : w.argument);
+      previous = w.argument;
+    }
+    if (multi) args[0] = counts;
+    attempt(() => runner.many(keys, args)).then(
+      (replies) => {
+        if (!Array.isArray(replies) || replies.length !== batch.length) {
+          const error = new Error(`Unexpected reply from the ratekit batch function: ${String(replies).slice(0, 200)}`);
+          for (const w of batch) w.reject(error);
+          return;
+        }
+        for (let i = 0; i < batch.length; i++) {
+          const reply: unknown = replies[i];
+          // '!': this decision failed alone, inside the batch.
+          if (typeof reply === 'string' && reply.charCodeAt(0) === 33) batch[i]!.reject(new Error(reply.slice(1)));
+          else batch[i]!.resolve(reply);
+        }
+      },
+      (error: unknown) => {
+        for (const w of batch) w.reject(error);
+      },
+    );
+  };
+  return (keys, argument) => {
+    // The first decision of a turn goes at once, as a lone call: a decision alone waits for nothing.
+    if (!inTurn) {
+      inTurn = true;
+      process.nextTick(flush);
+      return runner(keys, argument);
+    }
+    return new Promise((resolve, reject) => {
+      waiting.push({ keys, argument, resolve, reject });
+    });
+  };
 }
 
 function errorMessage(error: unknown): string {

@@ -3,6 +3,7 @@
  *
  * - {@link testStore}: the store conformance suite.
  * - {@link testDifferential} / {@link compareSchedule}: the same random schedules on the in-memory store and on a store under test.
+ * - {@link testCoalescing} / {@link compareTurns}: turns of concurrent decisions on a store that may coalesce them, against one at a time.
  * - {@link describeWithService}, {@link startRedis}, {@link redisService}, {@link startRedisCluster}, {@link redisClusterService}: real servers for the tests, from the environment or started on loopback.
  *
  * @module
@@ -21,6 +22,8 @@ export {
 export type { ArbitraryOptions, DifferentialOptions, Schedule, ScheduledRequest } from './differential.js';
 export { cacheScheduleArbitrary, compareWithRefusalCache, sharedMemoryStore, testRefusalCacheDifferential } from './refusal-cache-differential.js';
 export type { CacheOperation, CacheRunCounts, CacheSchedule, RefusalCacheDifferentialOptions } from './refusal-cache-differential.js';
+export { compareTurns, testCoalescing, turnScheduleArbitrary } from './coalescing.js';
+export type { CoalescingOptions, Turn, TurnRequest, TurnSchedule } from './coalescing.js';
 export { describeWithService, findBinary, inCI, serviceSource } from './services.js';
 export type { RunningServer, ServiceDefinition, ServiceSource } from './services.js';
 export { freezeProcesses } from './freeze.js';

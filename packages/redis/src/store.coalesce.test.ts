@@ -1,0 +1,286 @@
+import { createLimiter, RateKitOptionError } from '@ratekit/core';
+import { ask, describeWithService, freshNamespace, limits, parseClusterNodes, privateRedisService, redisClusterService } from '@ratekit/test-utils';
+import calculateSlot from 'cluster-key-slot';
+import { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
+import { DECISION_BATCH_FUNCTION, DECISION_FUNCTION } from './scripts.js';
+import { type RedisClientLike, redisStore } from './store.js';
+
+/**
+ * Coalescing: the decisions asked of one store in one turn of the event loop
+ * go to Redis as one call. (That it never changes a decision is checked by
+ * the property tests of `testCoalescing`, run beside the conformance suite in
+ * store.test.ts and store.cluster.test.ts.)
+ */
+
+const connectAdmin = (url: string) => createClient({ url }).connect();
+type NodeRedisClient = Awaited<ReturnType<typeof connectAdmin>>;
+
+/** The two supported clients, connected to `url`; `calls` lists the function (FCALL) or script (EVALSHA) calls the store made, by name. */
+const CLIENTS = {
+  'node-redis': async (url: string) => {
+    const client = await createClient({ url }).connect();
+    return { client: client satisfies RedisClientLike, close: () => client.quit().then(() => undefined) };
+  },
+  ioredis: async (url: string) => {
+    const client = new Redis(url);
+    await new Promise<void>((resolve, reject) => client.once('ready', resolve).once('error', reject));
+    return { client: client satisfies RedisClientLike, close: () => client.quit().then(() => undefined) };
+  },
+} as const;
+
+/** `client`, recording the name of every function it is asked to FCALL (and the keys of each batch); `scriptOnly`: without FCALL, as on Redis < 7. */
+function spied(client: RedisClientLike, options: { scriptOnly?: boolean } = {}) {
+  const called: string[] = [];
+  const batchKeys: string[][] = [];
+  const proxy = new Proxy(client as object, {
+    get(target, name) {
+      if ((name === 'fcall' || name === 'fCall') && options.scriptOnly) return undefined;
+      const value = Reflect.get(target, name, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (name === 'fcall' || name === 'fCall') {
+        return (fn: string, ...rest: unknown[]) => {
+          called.push(fn === DECISION_BATCH_FUNCTION ? 'batch' : fn === DECISION_FUNCTION ? 'lone' : fn);
+          if (fn === DECISION_BATCH_FUNCTION) {
+            // node-redis: ({ keys }); ioredis: (numkeys, ...keys, ...args).
+            batchKeys.push(typeof rest[0] === 'number' ? (rest.slice(1, 1 + rest[0]) as string[]) : (rest[0] as { keys: string[] }).keys);
+          }
+          return (value as (...args: unknown[]) => unknown).call(target, fn, ...rest);
+        };
+      }
+      return (value as (...args: unknown[]) => unknown).bind(target);
+    },
+  });
+  return { client: proxy as RedisClientLike, called, batchKeys };
+}
+
+/** Calls per command since the last `CONFIG RESETSTAT`, without the admin's own commands. */
+async function commandCalls(admin: NodeRedisClient): Promise<Record<string, number>> {
+  const info = await admin.info('commandstats');
+  const calls: Record<string, number> = {};
+  for (const match of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    const command = match[1]!;
+    if (command === 'info' || command.startsWith('config') || command === 'client|pause') continue;
+    calls[command] = Number(match[2]);
+  }
+  return calls;
+}
+
+describe('redisStore coalescing options', () => {
+  const fakeNodeRedis = { evalSha: async () => '', eval: async () => '', del: async () => 0 };
+
+  it.each([1, 0, 2.5, -3, '10', Number.NaN])('refuses maxBatchSize %p with a coded option error', (maxBatchSize) => {
+    expect(() => redisStore({ client: fakeNodeRedis, maxBatchSize: maxBatchSize as never })).toThrow(RateKitOptionError);
+    expect(() => redisStore({ client: fakeNodeRedis, maxBatchSize: maxBatchSize as never })).toThrow(/Expected `maxBatchSize` to be an integer >= 2/);
+  });
+
+  it('refuses a coalesce that is not a boolean', () => {
+    expect(() => redisStore({ client: fakeNodeRedis, coalesce: 'yes' as never })).toThrow(/Expected `coalesce` to be a boolean/);
+  });
+
+  it('a client that throws instead of rejecting fails the decisions of the batch, and nothing is thrown from the tick', async () => {
+    const throwing = { ...fakeNodeRedis, sendCommand: async () => '', fCall: () => { throw new Error('The client is closed'); } };
+    const store = redisStore({ client: throwing });
+    const request = { key: 'k', namespace: 'n', limits: limits({ limit: 5, windowMs: 1_000 }), cost: 1, mode: 'consume' as const, nowMs: 0 };
+    const asked: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 3; i++) {
+      try {
+        asked.push(store.evaluate(request));
+      } catch (error) {
+        asked.push(Promise.reject(error)); // the first, sent at once, throws to its caller (the limiter catches it)
+      }
+    }
+    const settled = await Promise.allSettled(asked);
+    expect(settled.map((s) => s.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    expect(settled.map((s) => String((s as PromiseRejectedResult).reason.message))).toEqual(Array(3).fill('The client is closed'));
+  });
+});
+
+// Counting commands (CONFIG RESETSTAT) and pausing clients touch the whole server: a Redis of its own.
+describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of its own)', (server) => {
+  for (const [clientName, connect] of Object.entries(CLIENTS)) {
+    describe(`with ${clientName}`, () => {
+      let admin: NodeRedisClient;
+      let connection: Awaited<ReturnType<typeof connect>>;
+      beforeAll(async () => {
+        admin = await connectAdmin(server().url);
+        connection = await connect(server().url);
+        // Load the library once, so the counts below see the steady state.
+        await ask(redisStore({ client: connection.client }), { namespace: freshNamespace(), limits: limits({ limit: 1, windowMs: 1_000 }) });
+      });
+      afterAll(async () => {
+        await connection.close();
+        await admin.quit();
+      });
+
+      it('a decision alone in its turn is sent at once, as the lone FCALL; the decisions asked after the first of a turn, as one batch FCALL', async () => {
+        const { client, called } = spied(connection.client);
+        const store = redisStore({ client });
+        const ns = freshNamespace();
+        const policy = limits({ limit: 10, windowMs: 60_000 });
+        expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(9);
+        expect(called).toEqual(['lone']);
+        const turn = await Promise.all([1, 2, 3].map(() => ask(store, { namespace: ns, limits: policy })));
+        expect(turn.map((d) => d.remaining)).toEqual([8, 7, 6]);
+        expect(called).toEqual(['lone', 'lone', 'batch']);
+      });
+
+      it('a turn of decisions of several keys and policies (the hash, the expiry layout, several keys per decision) is two FCALLs (the first, then the rest), decided in order', async () => {
+        const ns = freshNamespace();
+        const store = redisStore({ client: connection.client });
+        const window = limits({ limit: 3, windowMs: 60_000 });
+        const two = limits({ algorithm: 'gcra', limit: 2, windowMs: 60_000 }, { algorithm: 'sliding-window', limit: 10, windowMs: 60_000 });
+        const named = limits({ algorithm: 'token-bucket', limit: 2, windowMs: 60_000, name: 'plan' });
+        await admin.configResetStat();
+        const asked = [
+          ask(store, { namespace: ns, limits: window, key: 'a' }),
+          ask(store, { namespace: ns, limits: two, key: 'b' }),
+          ask(store, { namespace: ns, limits: named, key: 'c' }),
+          ask(store, { namespace: ns, limits: window, key: 'a' }),
+          ask(store, { namespace: ns, limits: two, key: 'b' }),
+          ask(store, { namespace: ns, limits: two, key: 'b' }),
+          ask(store, { namespace: ns, limits: named, key: 'c', cost: 2 }),
+          ask(store, { namespace: ns, limits: window, key: 'a', cost: 2 }),
+        ];
+        const decisions = await Promise.all(asked);
+        expect(decisions.map((d) => [d.allowed, d.remaining])).toEqual([
+          [true, 2],
+          [true, 1],
+          [true, 1],
+          [true, 1],
+          [true, 0],
+          [false, 0],
+          [false, 1],
+          [false, 1],
+        ]);
+        expect((await commandCalls(admin)).fcall).toBe(2);
+      });
+
+      it('sends at most maxBatchSize decisions in one call', async () => {
+        const ns = freshNamespace();
+        const store = redisStore({ client: connection.client, maxBatchSize: 10 });
+        const policy = limits({ limit: 100, windowMs: 60_000 });
+        await admin.configResetStat();
+        const decisions = await Promise.all(Array.from({ length: 25 }, () => ask(store, { namespace: ns, limits: policy })));
+        expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 25 }, (_, i) => 99 - i));
+        // The first at once, then 24 in batches of 10, 10 and 4.
+        expect((await commandCalls(admin)).fcall).toBe(4);
+      });
+
+      it('with coalesce: false, one FCALL per decision', async () => {
+        const ns = freshNamespace();
+        const { client, called } = spied(connection.client);
+        const store = redisStore({ client, coalesce: false });
+        const policy = limits({ limit: 100, windowMs: 60_000 });
+        await Promise.all(Array.from({ length: 5 }, () => ask(store, { namespace: ns, limits: policy })));
+        expect(called).toEqual(['lone', 'lone', 'lone', 'lone', 'lone']);
+      });
+
+      it('one decision that fails inside the batch (a key of the wrong type) rejects alone; the others are decided', async () => {
+        const ns = freshNamespace();
+        const store = redisStore({ client: connection.client });
+        const policy = limits({ algorithm: 'sliding-window', limit: 5, windowMs: 60_000 }); // in the hash: HGET
+        await admin.set(store.keyFor('bad', ns), 'not a hash');
+        await admin.configResetStat();
+        const settled = await Promise.allSettled(['good', 'bad', 'good', 'other'].map((key) => ask(store, { namespace: ns, limits: policy, key })));
+        expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+        expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(Error);
+        expect(String((settled[1] as PromiseRejectedResult).reason.message)).toMatch(/WRONGTYPE/);
+        expect(settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value.remaining] : []))).toEqual([4, 3, 4]);
+        // The first at once; the failed one was in the batch with the other two.
+        expect((await commandCalls(admin)).fcall).toBe(2);
+
+        // Through a limiter: onStoreError answers the failed decision alone.
+        const errors: unknown[] = [];
+        const limiter = createLimiter({ limits: { algorithm: 'sliding-window', limit: 5, windowMs: 60_000 }, store, prefix: ns, onStoreError: 'deny', onError: (e) => errors.push(e) });
+        await admin.set(store.keyFor('bad2', ns), 'not a hash');
+        const [good, bad, other] = await Promise.all([limiter.consume('good2'), limiter.consume('bad2'), limiter.consume('other2')]);
+        expect([good.allowed, good.remaining, bad.allowed, bad.retryAfterMs, other.allowed, other.remaining]).toEqual([true, 4, false, 1_000, true, 4]);
+        expect(errors).toHaveLength(1);
+      });
+
+      it('a decision that times out in the limiter leaves its batch whole: the batch runs later, every decision in it charged once', async () => {
+        const ns = freshNamespace();
+        const store = redisStore({ client: connection.client });
+        const errors: unknown[] = [];
+        const limiter = createLimiter({ limits: { limit: 10, windowMs: 60_000 }, store, prefix: ns, storeTimeoutMs: 50, onStoreError: 'allow', onError: (e) => errors.push(e) });
+        await admin.sendCommand(['CLIENT', 'PAUSE', '300', 'ALL']);
+        const started = performance.now();
+        const decisions = await Promise.all(Array.from({ length: 4 }, () => limiter.consume('k')));
+        expect(performance.now() - started).toBeLessThan(250);
+        expect(decisions.every((d) => d.allowed)).toBe(true);
+        expect(errors).toHaveLength(4);
+        // Once Redis answers again, the batch has charged the key 4 times.
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        expect((await limiter.peek('k')).remaining).toBe(6);
+      });
+
+      it('on a client without FCALL, a turn is an EVALSHA of the script, then one of the batch script', async () => {
+        const ns = freshNamespace();
+        const { client } = spied(connection.client, { scriptOnly: true });
+        const store = redisStore({ client });
+        const policy = limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 });
+        // The first batch loads the batch script (EVALSHA, NOSCRIPT, EVAL).
+        await Promise.all([1, 2, 3].map(() => ask(store, { namespace: ns, limits: policy, key: 'warm' })));
+        await admin.configResetStat();
+        const decisions = await Promise.all(Array.from({ length: 6 }, () => ask(store, { namespace: ns, limits: policy })));
+        expect(decisions.map((d) => d.remaining)).toEqual([9, 8, 7, 6, 5, 4]);
+        const calls = await commandCalls(admin);
+        expect([calls.evalsha, calls.eval, calls.fcall]).toEqual([2, undefined, undefined]);
+      });
+
+      it('after FUNCTION FLUSH, a batch loads the library again and is decided', async () => {
+        const ns = freshNamespace();
+        const store = redisStore({ client: connection.client });
+        const policy = limits({ limit: 10, windowMs: 60_000 });
+        await admin.sendCommand(['FUNCTION', 'FLUSH']);
+        const decisions = await Promise.all(Array.from({ length: 3 }, () => ask(store, { namespace: ns, limits: policy })));
+        expect(decisions.map((d) => d.remaining)).toEqual([9, 8, 7]);
+      });
+    });
+  }
+});
+
+describeWithService(redisClusterService, 'redisStore coalescing on a Redis Cluster', (server) => {
+  const CLUSTER_CLIENTS = {
+    'node-redis createCluster': async () => {
+      const cluster = createCluster({ rootNodes: parseClusterNodes(server().url).map((node) => ({ url: `redis://${node.host}:${node.port}` })) });
+      cluster.on('error', () => {});
+      await cluster.connect();
+      return { client: cluster satisfies RedisClientLike, close: () => cluster.close().then(() => undefined) };
+    },
+    'ioredis Cluster': async () => {
+      const cluster = new Cluster(parseClusterNodes(server().url).map((node) => ({ host: node.host, port: node.port })));
+      await new Promise<void>((resolve, reject) => cluster.once('ready', resolve).once('error', reject));
+      return { client: cluster satisfies RedisClientLike, close: () => cluster.quit().then(() => undefined) };
+    },
+  } as const;
+
+  for (const [clientName, connect] of Object.entries(CLUSTER_CLIENTS)) {
+    it(`with ${clientName}: one batch per hash slot, every key of a batch on its slot, decided in order`, async () => {
+      const connection = await connect();
+      try {
+        const { client, called, batchKeys } = spied(connection.client);
+        const store = redisStore({ client, prefix: 'ratekit-coalesce:' });
+        const ns = freshNamespace();
+        const policy = limits({ limit: 10, windowMs: 60_000 });
+        // 3 decisions on each of 20 keys (spread over the masters), in one turn.
+        const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
+        // First, every master of these keys gets the library (node-redis loads it on the node of the key that missed it): peeks, which charge nothing.
+        await Promise.all(keys.map((key) => ask(store, { namespace: ns, limits: policy, key, mode: 'peek' })));
+        called.length = 0;
+        batchKeys.length = 0;
+        const asked = [0, 1, 2].flatMap(() => keys.map((key) => ask(store, { namespace: ns, limits: policy, key })));
+        const decisions = await Promise.all(asked);
+        expect(decisions.map((d) => d.remaining)).toEqual([...keys.map(() => 9), ...keys.map(() => 8), ...keys.map(() => 7)]);
+        const slots = new Set(keys.map((key) => calculateSlot(store.keysFor(key, ns, policy)[0]!)));
+        // The first alone; then one batch per slot (k0's slot holds its other two decisions).
+        expect(called.filter((c) => c === 'lone')).toHaveLength(1);
+        expect(batchKeys).toHaveLength(slots.size);
+        for (const batch of batchKeys) expect(new Set(batch.map((key) => calculateSlot(key))).size).toBe(1);
+      } finally {
+        await connection.close();
+      }
+    });
+  }
+});
