@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+// Runs @nestjs/throttler 6.5's own tests, unchanged, against @ratekit/nestjs's build.
+//
+//   node packages/nestjs/upstream/run.mjs [--keep] [test-file-filter]
+//
+// @nestjs/throttler does not publish its tests (they are not in the npm tarball). Put a v6.5.x
+// checkout's `src/throttler.guard.spec.ts`, `src/throttler.service.spec.ts` and `test/` (the e2e
+// specs: controller, custom-error-message, function-overrides, multi-throttler, each on Express and
+// Fastify, with their apps) in packages/nestjs/.upstream/ (git-ignored: never commit them). Without
+// them this script prints one line and exits 0.
+//
+// 1. Only the imports of upstream's sources are redirected, by a generated jest config: `../src`,
+//    `../../src` and `../../../src` (the e2e specs and their apps) to packages/nestjs/dist/index.cjs
+//    (build first); `../src/throttler.constants` and the unit specs' `./throttler.<module>` to small
+//    shims re-exporting the same names from that build (`THROTTLER_OPTIONS`, `ThrottlerGuard`,
+//    `ThrottlerStorage`, `ThrottlerStorageService`, `ThrottlerException`; the two interface files
+//    hold only types).
+// 2. jest 29 (upstream's own major: jest 30 dropped `toThrowError` and `toBeCalledTimes`, which the
+//    specs use), @swc/jest with legacy decorators and decorator metadata (upstream's ts-jest emits
+//    both), every file in one process (-w 1).
+// 3. Prints the counts and every failing test; exits 1 when a test fails that differences.json does
+//    not list (each entry gives the reason, see docs/migrating/nestjs-throttler.md), or when a listed
+//    test passes (the list must stay true).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fail } from '../../../scripts/lib/throwaway-redis.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const packageDir = dirname(here);
+const repoDir = dirname(dirname(packageDir));
+const upstreamDir = join(packageDir, '.upstream');
+const work = join(upstreamDir, '.run');
+const args = process.argv.slice(2);
+const keep = args.includes('--keep');
+const filter = args.find((a) => !a.startsWith('--'));
+const requireHere = createRequire(join(packageDir, 'package.json'));
+
+const UNIT_SPECS = ['src/throttler.guard.spec.ts', 'src/throttler.service.spec.ts'];
+const testDir = join(upstreamDir, 'test');
+const e2eSpecs = existsSync(testDir) ? findSpecs(testDir, '.e2e-spec.ts').map((f) => f.slice(upstreamDir.length + 1)) : [];
+const unitSpecs = UNIT_SPECS.filter((f) => existsSync(join(upstreamDir, f)));
+const specs = [...unitSpecs, ...e2eSpecs];
+if (specs.length === 0) {
+  console.log(`- @nestjs/throttler's own tests: skipped (not fetched; put a v6.5.x checkout's src/*.spec.ts and test/ in ${upstreamDir})`);
+  process.exit(0);
+}
+
+const dist = join(packageDir, 'dist', 'index.cjs');
+if (!existsSync(dist)) fail('packages/nestjs/dist/index.cjs is missing: build first (pnpm --filter @ratekit/nestjs build)');
+const differences = JSON.parse(readFileSync(join(here, 'differences.json'), 'utf8'));
+
+rmSync(work, { recursive: true, force: true });
+mkdirSync(work, { recursive: true });
+
+const d = JSON.stringify(dist);
+const constants = shim('constants.cjs', `const m = require(${d});\nmodule.exports = { THROTTLER_OPTIONS: m.getOptionsToken() };\n`);
+/** The unit specs' `./throttler<module>` imports, each to the same names from our build. */
+const siblings = {
+  'throttler.guard': shim('guard.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerGuard: m.ThrottlerGuard };\n`),
+  'throttler.service': shim('service.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerStorageService: m.ThrottlerStorageService };\n`),
+  'throttler-storage.interface': shim('storage.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerStorage: m.ThrottlerStorage };\n`),
+  'throttler.exception': shim('exception.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerException: m.ThrottlerException, throttlerMessage: m.throttlerMessage };\n`),
+  'throttler.constants': constants,
+  'throttler-storage-options.interface': shim('types.cjs', 'module.exports = {};\n'),
+  'throttler-storage-record.interface': join(work, 'types.cjs'),
+};
+
+const swc = [
+  requireHere.resolve('@swc/jest', { paths: [repoDir] }),
+  { jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022' }, module: { type: 'commonjs' } },
+];
+const config = {
+  rootDir: upstreamDir,
+  roots: [upstreamDir],
+  testMatch: specs.map((f) => `<rootDir>/${f}`),
+  testPathIgnorePatterns: ['/node_modules/', '/\\.run/'],
+  testEnvironment: 'node',
+  transform: { '^.+\\.(t|j)s$': swc },
+  moduleNameMapper: {
+    '^(\\.\\./)+src$': dist,
+    '^\\.\\./src/throttler\\.constants$': constants,
+    ...Object.fromEntries(Object.entries(siblings).map(([name, target]) => [`^\\./${name.replaceAll('.', '\\.')}$`, target])),
+  },
+  modulePaths: [join(packageDir, 'node_modules'), join(repoDir, 'node_modules')],
+};
+const configPath = join(work, 'jest.config.json');
+writeFileSync(configPath, JSON.stringify(config, null, 2));
+const resultsPath = join(work, 'results.json');
+
+const jestBin = join(dirname(requireHere.resolve('jest29/package.json')), 'bin', 'jest.js');
+const run = spawnSync(
+  process.execPath,
+  [jestBin, '--config', configPath, '-w', '1', '--forceExit', '--json', '--outputFile', resultsPath, ...(filter === undefined ? [] : [filter])],
+  { cwd: upstreamDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 },
+);
+if (!existsSync(resultsPath)) fail(`jest produced no results:\n${run.stderr}`);
+const report = JSON.parse(readFileSync(resultsPath, 'utf8'));
+if (!keep) rmSync(work, { recursive: true, force: true });
+
+const results = report.testResults.flatMap((file) => {
+  const name = file.name.slice(upstreamDir.length + 1);
+  if (file.assertionResults.length === 0) return [{ name: `${name}: (the file did not load) ${firstLine(file.message)}`, ok: false }];
+  return file.assertionResults.filter((t) => t.status !== 'pending').map((t) => ({ name: `${name}: ${t.fullName}`, ok: t.status === 'passed', message: firstLine(t.failureMessages?.[0]) }));
+});
+const failed = results.filter((r) => !r.ok);
+console.log(`\n@nestjs/throttler's own tests (${specs.length} files) against @ratekit/nestjs (dist/index.cjs): ${results.length - failed.length} passed, ${failed.length} failed, of ${results.length}`);
+let unexpected = 0;
+for (const r of failed) {
+  const reason = differences[r.name];
+  if (reason === undefined) unexpected++;
+  console.log(`  ✖ ${r.name}${reason === undefined ? '   <- NOT a documented difference' : `   (documented: ${reason})`}${r.message ? `\n      ${r.message}` : ''}`);
+}
+const stale = filter === undefined ? Object.keys(differences).filter((name) => !failed.some((r) => r.name === name)) : [];
+for (const name of stale) console.log(`  ! listed in differences.json but did not fail: ${name}`);
+if (unexpected > 0 || stale.length > 0) {
+  console.error(`✖ ${unexpected} undocumented failure(s), ${stale.length} stale difference(s)`);
+  process.exit(1);
+}
+console.log(failed.length === 0 ? '✔ every test passed' : '✔ every failure is a documented difference (docs/migrating/nestjs-throttler.md)');
+
+function shim(file, body) {
+  const path = join(work, file);
+  writeFileSync(path, body);
+  return path;
+}
+
+function findSpecs(dir, suffix) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name.startsWith('.') ? [] : findSpecs(path, suffix);
+    return entry.name.endsWith(suffix) ? [path] : [];
+  });
+}
+
+function firstLine(text) {
+  if (typeof text !== 'string') return '';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips jest's ANSI colours
+  return (text.replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 240);
+}
