@@ -27,13 +27,15 @@ export interface ThrottlerStorageServiceOptions {
   onStoreError?: StoreErrorPolicy;
   /** The longest a store call may take, in ms. @default 1_000 */
   storeTimeoutMs?: number;
+  /** The clock, Unix epoch ms, for tests (stores on their server's clock ignore it). @default Date.now */
+  now?: () => number;
 }
 
 /** The capacity of the block gate (see below): never reached by counting. */
 const GATE_CAPACITY = 2 ** 31 - 1;
 /** Distinct (limit, ttl, blockDuration) triples whose limit objects are kept; more are rebuilt. */
 const MAX_CACHED_POLICIES = 256;
-const OPTION_KEYS = ['store', 'prefix', 'algorithm', 'onStoreError', 'storeTimeoutMs'];
+const OPTION_KEYS = ['store', 'prefix', 'algorithm', 'onStoreError', 'storeTimeoutMs', 'now'];
 
 /**
  * @nestjs/throttler's `ThrottlerStorage` on any ratekit store: the bounded in-memory store by
@@ -66,7 +68,7 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
   private readonly ownsStore: boolean;
   private readonly prefix: string;
   private readonly algorithm: AlgorithmName;
-  private readonly limiterOptions: Pick<ThrottlerStorageServiceOptions, 'onStoreError' | 'storeTimeoutMs'>;
+  private readonly limiterOptions: Pick<ThrottlerStorageServiceOptions, 'onStoreError' | 'storeTimeoutMs' | 'now'>;
   private readonly limiters = new Map<string, Limiter<readonly LimitOptions[]>>();
   private readonly policies = new Map<string, readonly LimitOptions[]>();
 
@@ -81,7 +83,7 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
     if (given.store !== undefined && !isStore(given.store)) throw new RateKitOptionError('store', 'a ratekit store (with evaluate and resetKey)', given.store);
     this.prefix = given.prefix ?? 'throttler:';
     this.algorithm = given.algorithm ?? 'fixed-window';
-    this.limiterOptions = { onStoreError: given.onStoreError, storeTimeoutMs: given.storeTimeoutMs };
+    this.limiterOptions = { onStoreError: given.onStoreError, storeTimeoutMs: given.storeTimeoutMs, now: given.now };
     // Check every option now, on a throwaway policy, before a store (and its timer) is made.
     createLimiter({ limits: this.policy(1, 1_000, 1_000), store: given.store ?? memoryStore({ pruneIntervalMs: 0 }), prefix: this.prefix, ...this.defined() });
     this.store = given.store ?? memoryStore();
@@ -147,10 +149,11 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
     return policy;
   }
 
-  private defined(): Pick<ThrottlerStorageServiceOptions, 'onStoreError' | 'storeTimeoutMs'> {
-    const out: Pick<ThrottlerStorageServiceOptions, 'onStoreError' | 'storeTimeoutMs'> = {};
+  private defined(): Pick<ThrottlerStorageServiceOptions, 'onStoreError' | 'storeTimeoutMs' | 'now'> {
+    const out: Pick<ThrottlerStorageServiceOptions, 'onStoreError' | 'storeTimeoutMs' | 'now'> = {};
     if (this.limiterOptions.onStoreError !== undefined) out.onStoreError = this.limiterOptions.onStoreError;
     if (this.limiterOptions.storeTimeoutMs !== undefined) out.storeTimeoutMs = this.limiterOptions.storeTimeoutMs;
+    if (this.limiterOptions.now !== undefined) out.now = this.limiterOptions.now;
     return out;
   }
 }
