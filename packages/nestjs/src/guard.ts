@@ -190,11 +190,11 @@ export class ThrottlerGuard implements CanActivate {
     if (counted.length === 0) return true;
     const decider = this.policyDecider!;
     const outcome = await decider.decide(context, req, counted);
-    for (const { entry, decision } of outcome.results) {
+    for (const { entry, decision, refusing, retryAfterMs } of outcome.results) {
       if (!(entry.throttler.setHeaders ?? this.commonOptions.setHeaders ?? true)) continue;
       const suffix = headerSuffix(entry.throttler.name!);
-      if (outcome.refused !== undefined && !decision.allowed) {
-        res.header(`Retry-After${suffix}`, Math.max(1, wholeSeconds(decision.retryAfterMs)));
+      if (refusing) {
+        res.header(`Retry-After${suffix}`, Math.max(1, wholeSeconds(retryAfterMs)));
         continue;
       }
       res.header(`${this.headerPrefix}-Limit${suffix}`, entry.limit);
@@ -202,8 +202,9 @@ export class ThrottlerGuard implements CanActivate {
       res.header(`${this.headerPrefix}-Reset${suffix}`, wholeSeconds(decision.resetMs));
     }
     if (decider.standardHeaders !== false && (this.commonOptions.setHeaders ?? true)) {
-      for (const decision of outcome.decisions) {
-        for (const [name, value] of rateLimitHeaders(decision, { standardHeaders: decider.standardHeaders, legacyHeaders: false, retryAfter: false, combineLists: true })) {
+      for (const { decision, key } of outcome.decisions) {
+        const options = { standardHeaders: decider.standardHeaders, legacyHeaders: false, retryAfter: false, combineLists: true, partitionKey: key };
+        for (const [name, value] of rateLimitHeaders(decision, options)) {
           res.header(name, value);
         }
       }

@@ -35,14 +35,18 @@ export interface PolicyEntry {
 export interface PolicyResult {
   entry: PolicyEntry;
   decision: LimitDecision;
+  /** True for a throttler that refused the request (or stands for a store-failure refusal, `onStoreError: 'deny'`). */
+  refusing: boolean;
+  /** Ms until this throttler would admit the request again. */
+  retryAfterMs: number;
 }
 
 /** The decision of a route's throttlers. */
 export interface PolicyOutcome {
   /** Per throttler, in the order given. */
   results: PolicyResult[];
-  /** One decision per store call (per distinct tracker and key function), for the IETF headers. */
-  decisions: Decision[];
+  /** One decision per store call (per distinct tracker and key function) and its key, for the IETF headers. */
+  decisions: Array<{ decision: Decision; key: string }>;
   /** The detail of the first throttler that refused, when the request is refused. */
   refused: ThrottlerLimitDetail | undefined;
 }
@@ -142,9 +146,13 @@ export function createPolicyDecider(options: Exclude<ThrottlerModuleOptions, unk
       let refused: ThrottlerLimitDetail | undefined;
       for (const entry of entries) {
         const call = calls.find((c) => c.group.includes(entry))!;
-        const decision = call.decision.limits[call.group.indexOf(entry)]!;
-        results.push({ entry, decision });
-        if (refused === undefined && refusedCall !== undefined && !decision.allowed) {
+        const index = call.group.indexOf(entry);
+        const decision = call.decision.limits[index]!;
+        // A refusal no throttler made itself (the store failed, `onStoreError: 'deny'`) is the first throttler's.
+        const refusing = !call.decision.allowed && (!decision.allowed || (index === 0 && call.decision.limits.every((l) => l.allowed)));
+        const retryAfterMs = decision.allowed ? call.decision.retryAfterMs : decision.retryAfterMs;
+        results.push({ entry, decision, refusing, retryAfterMs });
+        if (refused === undefined && refusing) {
           refused = {
             limit: entry.limit,
             ttl: entry.ttl,
@@ -153,11 +161,11 @@ export function createPolicyDecider(options: Exclude<ThrottlerModuleOptions, unk
             totalHits: Math.max(0, entry.limit - decision.remaining) + costOf,
             timeToExpire: wholeSeconds(decision.resetMs),
             isBlocked: true,
-            timeToBlockExpire: wholeSeconds(decision.retryAfterMs),
+            timeToBlockExpire: wholeSeconds(retryAfterMs),
           };
         }
       }
-      return { results, decisions: calls.map((c) => c.decision), refused };
+      return { results, decisions: calls.map(({ decision, key }) => ({ decision, key })), refused };
     },
   };
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // Runs @nestjs/throttler 6.5's own tests, unchanged, against @ratekit/nestjs's build.
 //
-//   node packages/nestjs/upstream/run.mjs [--keep] [test-file-filter]
+//   node packages/nestjs/upstream/run.mjs [--control] [--keep] [test-file-filter]
+//
+// --control runs the same files against the real @nestjs/throttler 6.5.0 (the devDependency's
+// dist/), to show what it scores on them on this machine, in the same setup.
 //
 // @nestjs/throttler does not publish its tests (they are not in the npm tarball). Put a v6.5.x
 // checkout's `src/throttler.guard.spec.ts`, `src/throttler.service.spec.ts` and `test/` (the e2e
@@ -35,6 +38,7 @@ const upstreamDir = join(packageDir, '.upstream');
 const work = join(upstreamDir, '.run');
 const args = process.argv.slice(2);
 const keep = args.includes('--keep');
+const control = args.includes('--control');
 const filter = args.find((a) => !a.startsWith('--'));
 const requireHere = createRequire(join(packageDir, 'package.json'));
 
@@ -48,25 +52,37 @@ if (specs.length === 0) {
   process.exit(0);
 }
 
-const dist = join(packageDir, 'dist', 'index.cjs');
+const upstreamDist = dirname(requireHere.resolve('@nestjs/throttler'));
+const upstreamVersion = JSON.parse(readFileSync(join(upstreamDist, '..', 'package.json'), 'utf8')).version;
+const dist = control ? join(upstreamDist, 'index.js') : join(packageDir, 'dist', 'index.cjs');
 if (!existsSync(dist)) fail('packages/nestjs/dist/index.cjs is missing: build first (pnpm --filter @ratekit/nestjs build)');
+const subject = control ? `@nestjs/throttler ${upstreamVersion} (the control)` : '@ratekit/nestjs (dist/index.cjs)';
 const differences = JSON.parse(readFileSync(join(here, 'differences.json'), 'utf8'));
 
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 
 const d = JSON.stringify(dist);
-const constants = shim('constants.cjs', `const m = require(${d});\nmodule.exports = { THROTTLER_OPTIONS: m.getOptionsToken() };\n`);
-/** The unit specs' `./throttler<module>` imports, each to the same names from our build. */
-const siblings = {
-  'throttler.guard': shim('guard.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerGuard: m.ThrottlerGuard };\n`),
-  'throttler.service': shim('service.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerStorageService: m.ThrottlerStorageService };\n`),
-  'throttler-storage.interface': shim('storage.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerStorage: m.ThrottlerStorage };\n`),
-  'throttler.exception': shim('exception.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerException: m.ThrottlerException, throttlerMessage: m.throttlerMessage };\n`),
-  'throttler.constants': constants,
-  'throttler-storage-options.interface': shim('types.cjs', 'module.exports = {};\n'),
-  'throttler-storage-record.interface': join(work, 'types.cjs'),
-};
+const constants = control
+  ? join(upstreamDist, 'throttler.constants.js')
+  : shim('constants.cjs', `const m = require(${d});\nmodule.exports = { THROTTLER_OPTIONS: m.getOptionsToken() };\n`);
+/** The unit specs' `./throttler<module>` imports, each to the same names from our build (or upstream's own module). */
+const siblings = control
+  ? Object.fromEntries(
+      ['throttler.guard', 'throttler.service', 'throttler-storage.interface', 'throttler.exception', 'throttler.constants', 'throttler-storage-options.interface', 'throttler-storage-record.interface'].map((name) => [
+        name,
+        join(upstreamDist, `${name}.js`),
+      ]),
+    )
+  : {
+      'throttler.guard': shim('guard.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerGuard: m.ThrottlerGuard };\n`),
+      'throttler.service': shim('service.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerStorageService: m.ThrottlerStorageService };\n`),
+      'throttler-storage.interface': shim('storage.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerStorage: m.ThrottlerStorage };\n`),
+      'throttler.exception': shim('exception.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerException: m.ThrottlerException, throttlerMessage: m.throttlerMessage };\n`),
+      'throttler.constants': constants,
+      'throttler-storage-options.interface': shim('types.cjs', 'module.exports = {};\n'),
+      'throttler-storage-record.interface': join(work, 'types.cjs'),
+    };
 
 const swc = [
   requireHere.resolve('@swc/jest', { paths: [repoDir] }),
@@ -106,13 +122,18 @@ const results = report.testResults.flatMap((file) => {
   return file.assertionResults.filter((t) => t.status !== 'pending').map((t) => ({ name: `${name}: ${t.fullName}`, ok: t.status === 'passed', message: firstLine(t.failureMessages?.[0]) }));
 });
 const failed = results.filter((r) => !r.ok);
-console.log(`\n@nestjs/throttler's own tests (${specs.length} files) against @ratekit/nestjs (dist/index.cjs): ${results.length - failed.length} passed, ${failed.length} failed, of ${results.length}`);
+console.log(`\n@nestjs/throttler's own tests (${specs.length} files) against ${subject}: ${results.length - failed.length} passed, ${failed.length} failed, of ${results.length}`);
 let unexpected = 0;
 for (const r of failed) {
+  if (control) {
+    console.log(`  ✖ ${r.name}${r.message ? `\n      ${r.message}` : ''}`);
+    continue;
+  }
   const reason = differences[r.name];
   if (reason === undefined) unexpected++;
   console.log(`  ✖ ${r.name}${reason === undefined ? '   <- NOT a documented difference' : `   (documented: ${reason})`}${r.message ? `\n      ${r.message}` : ''}`);
 }
+if (control) process.exit(0);
 const stale = filter === undefined ? Object.keys(differences).filter((name) => !failed.some((r) => r.name === name)) : [];
 for (const name of stale) console.log(`  ! listed in differences.json but did not fail: ${name}`);
 if (unexpected > 0 || stale.length > 0) {
