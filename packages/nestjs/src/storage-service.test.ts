@@ -42,7 +42,7 @@ describe('ThrottlerStorageService: @nestjs/throttler semantics on a ratekit stor
     expect(await storage.increment('k', 10_000, 2, 5_000, 'default')).toMatchObject({ isBlocked: true });
   });
 
-  it('refuses nothing while blocked beyond the block: a refused hit is not counted', async () => {
+  it('while blocked, refuses every hit and counts none', async () => {
     const { storage, at } = storageAt();
     at(0);
     await storage.increment('k', 1_000, 1, 3_000, 'default');
@@ -90,5 +90,27 @@ describe('ThrottlerStorageService: @nestjs/throttler semantics on a ratekit stor
     expect(() => new ThrottlerStorageService({ storeTimeoutMs: -1 })).toThrow(/storeTimeoutMs/);
     expect(() => new ThrottlerStorageService({ stor: memoryStore() } as never)).toThrow(/stor/);
     expect(() => new ThrottlerStorageService({ store: {} as never })).toThrow(/store/);
+  });
+});
+
+describe('ThrottlerStorageService algorithms', () => {
+  // | t (s) | fixed window (default)            | sliding log (upstream's memory storage) |
+  // | 0, 9  | 1, 2 (window [0, 10 s))           | 1, 2                                    |
+  // | 10.5  | new window: 1                     | the hit at 0 has expired: 2             |
+  // | 10.6  | 2                                 | 3: over, blocked                        |
+  it.each([
+    ['fixed-window', false],
+    ['sliding-log', true],
+  ] as const)('%s: across a window boundary', async (algorithm, blockedAt10_6) => {
+    const clock = { nowMs: 1_700_000_000_000 };
+    const storage = new ThrottlerStorageService({ store: memoryStore({ pruneIntervalMs: 0 }), algorithm, now: () => clock.nowMs });
+    const hitAt = (offsetMs: number) => {
+      clock.nowMs = 1_700_000_000_000 + offsetMs;
+      return storage.increment('k', 10_000, 2, 10_000, 'default');
+    };
+    await hitAt(0);
+    expect(await hitAt(9_000)).toMatchObject({ totalHits: 2, isBlocked: false, timeToExpire: 1 });
+    expect((await hitAt(10_500)).isBlocked).toBe(false);
+    expect((await hitAt(10_600)).isBlocked).toBe(blockedAt10_6);
   });
 });

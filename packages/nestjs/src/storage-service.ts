@@ -21,7 +21,13 @@ export interface ThrottlerStorageServiceOptions {
   store?: RateLimitStore;
   /** The namespace of these counts in the store (several apps can share one Redis). @default 'throttler:' */
   prefix?: string;
-  /** The algorithm counting each throttler. @default 'fixed-window' (a window starting at the key's first hit, as @nestjs/throttler's reset timer) */
+  /**
+   * The algorithm counting the hits of each key. `fixed-window` counts in a window of `ttl` that
+   * starts at the key's first hit (one counter per key; the window @nestjs/throttler's
+   * `X-RateLimit-Reset` shows); `sliding-log` admits exactly what @nestjs/throttler's memory storage
+   * admits (each hit expires `ttl` after it), at the cost of one entry per hit in the window.
+   * @default 'fixed-window'
+   */
   algorithm?: AlgorithmName;
   /** What a failing or timed-out store call turns into. @default 'throw' (the request fails with 500, as a failing @nestjs/throttler storage does) */
   onStoreError?: StoreErrorPolicy;
@@ -106,7 +112,7 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
       if (blockDuration > 0) {
         await limiter.consume(key, { context: policy, cost: GATE_CAPACITY + 1 });
         await limiter.refund(key, { context: policy, cost: limit });
-        return { totalHits: limit + 1, timeToExpire: seconds(decision.limits[0]!.resetMs), isBlocked: true, timeToBlockExpire: seconds(blockDuration) };
+        return { totalHits: limit + 1, timeToExpire: seconds(decision.limits[1]!.resetMs), isBlocked: true, timeToBlockExpire: seconds(blockDuration) };
       }
       // No block at all: upstream resets the count at once and counts this hit.
       await limiter.refund(key, { context: policy, cost: limit });
@@ -159,11 +165,15 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
 }
 Injectable()(ThrottlerStorageService);
 
-/** The record of a decision on [hits, block]. */
+/**
+ * The record of a decision on [hits, block]. `timeToExpire` is the gate's window (a fixed window of
+ * `ttl` from the key's first hit, renewed at the first hit after it ends): @nestjs/throttler's
+ * `expiresAt`, whatever algorithm counts the hits.
+ */
 function record(decision: Decision, limit: number): ThrottlerStorageRecord {
   const [hits, gate] = decision.limits as [Decision['limits'][0], Decision['limits'][0]];
-  if (!gate.allowed) return { totalHits: limit + 1, timeToExpire: seconds(hits.resetMs), isBlocked: true, timeToBlockExpire: seconds(gate.retryAfterMs) };
-  return { totalHits: Math.max(0, limit - hits.remaining), timeToExpire: seconds(hits.resetMs), isBlocked: false, timeToBlockExpire: 0 };
+  if (!gate.allowed) return { totalHits: limit + 1, timeToExpire: seconds(gate.resetMs), isBlocked: true, timeToBlockExpire: seconds(gate.retryAfterMs) };
+  return { totalHits: Math.max(0, limit - hits.remaining), timeToExpire: seconds(gate.resetMs), isBlocked: false, timeToBlockExpire: 0 };
 }
 
 /** Whole seconds, rounded up (upstream's `Math.ceil(ms / 1000)`). */
