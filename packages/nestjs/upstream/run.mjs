@@ -23,7 +23,8 @@
 //    both), every file in one process (-w 1).
 // 3. Prints the counts and every failing test; exits 1 when a test fails that differences.json does
 //    not list (each entry gives the reason, see docs/migrating/nestjs-throttler.md), or when a listed
-//    test passes (the list must stay true).
+//    test passes (the list must stay true), unless its entry says `mayPass` (a failure that depends
+//    on the machine, not on us: it fails on @nestjs/throttler itself here, see --control).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -129,12 +130,13 @@ for (const r of failed) {
     console.log(`  ✖ ${r.name}${r.message ? `\n      ${r.message}` : ''}`);
     continue;
   }
-  const reason = differences[r.name];
+  const entry = differences[r.name];
+  const reason = typeof entry === 'object' && entry !== null ? entry.reason : entry;
   if (reason === undefined) unexpected++;
   console.log(`  ✖ ${r.name}${reason === undefined ? '   <- NOT a documented difference' : `   (documented: ${reason})`}${r.message ? `\n      ${r.message}` : ''}`);
 }
 if (control) process.exit(0);
-const stale = filter === undefined ? Object.keys(differences).filter((name) => !failed.some((r) => r.name === name)) : [];
+const stale = filter === undefined ? Object.keys(differences).filter((name) => differences[name]?.mayPass !== true && !failed.some((r) => r.name === name)) : [];
 for (const name of stale) console.log(`  ! listed in differences.json but did not fail: ${name}`);
 if (unexpected > 0 || stale.length > 0) {
   console.error(`✖ ${unexpected} undocumented failure(s), ${stale.length} stale difference(s)`);
