@@ -127,27 +127,28 @@ export function createPolicyDecider(options: Exclude<ThrottlerModuleOptions, unk
         if (group === undefined) byKey.set(entry.generateKey, [entry]);
         else group.push(entry);
       }
-      const calls: Array<{ group: PolicyEntry[]; key: string; tracker: string; policy: readonly LimitOptions[]; decision: Decision }> = [];
+      /** `decision`: what the call decided; `shown`: the state it leaves (after a refund), for the headers. */
+      const calls: Array<{ group: PolicyEntry[]; key: string; tracker: string; policy: readonly LimitOptions[]; decision: Decision; shown: Decision }> = [];
       for (const byKey of groups.values()) {
         for (const group of byKey.values()) {
           const tracker = await group[0]!.getTracker(req, context);
           const key = group[0]!.generateKey(context, tracker, group.map((e) => e.throttler.name).join('+'));
           const policy = policyOf(group);
           const decision = await limiter.consume(key, { context: policy, cost: costOf });
-          calls.push({ group, key, tracker, policy, decision });
+          calls.push({ group, key, tracker, policy, decision, shown: decision });
         }
       }
       const refusedCall = calls.find((call) => !call.decision.allowed);
       if (refusedCall !== undefined) {
         // All-or-nothing across calls too: give back what the other calls charged.
-        for (const call of calls) if (call.decision.allowed) await limiter.refund(call.key, { context: call.policy, cost: costOf });
+        for (const call of calls) if (call.decision.allowed) call.shown = await limiter.refund(call.key, { context: call.policy, cost: costOf });
       }
       const results: PolicyResult[] = [];
       let refused: ThrottlerLimitDetail | undefined;
       for (const entry of entries) {
         const call = calls.find((c) => c.group.includes(entry))!;
         const index = call.group.indexOf(entry);
-        const decision = call.decision.limits[index]!;
+        const decision = call.shown.limits[index]!;
         // A refusal no throttler made itself (the store failed, `onStoreError: 'deny'`) is the first throttler's.
         const refusing = !call.decision.allowed && (!decision.allowed || (index === 0 && call.decision.limits.every((l) => l.allowed)));
         const retryAfterMs = decision.allowed ? call.decision.retryAfterMs : decision.retryAfterMs;
@@ -165,7 +166,7 @@ export function createPolicyDecider(options: Exclude<ThrottlerModuleOptions, unk
           };
         }
       }
-      return { results, decisions: calls.map(({ decision, key }) => ({ decision, key })), refused };
+      return { results, decisions: calls.map(({ shown, key }) => ({ decision: shown, key })), refused };
     },
   };
 }

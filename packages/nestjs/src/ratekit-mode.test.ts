@@ -92,6 +92,25 @@ describe.each(PLATFORMS)('ratekit options on %s', (_name, platform) => {
     expect(response.headers['x-ratelimit-remaining-long']).toBe('99');
   });
 
+  it('a throttler with its own tracker is decided in its own store call; when it refuses, the other call is given back', async () => {
+    const url = await start({
+      policy: 'all-or-nothing',
+      throttlers: [
+        { name: 'ip', limit: 5, ttl: seconds(60) },
+        { name: 'user', limit: 1, ttl: seconds(60), getTracker: (req) => String(req.headers['x-user']) },
+      ],
+    });
+    const as = (user: string) => fetch(`${url}/read`, { headers: { 'x-user': user } }).then((r) => ({ status: r.status, headers: Object.fromEntries(r.headers) }));
+    expect((await as('ann')).headers['x-ratelimit-remaining-ip']).toBe('4');
+    const refused = await as('ann');
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after-user']).toMatch(/^\d+$/);
+    expect(refused.headers['x-ratelimit-remaining-ip']).toBe('4'); // charged, then given back
+    const other = await as('bob');
+    expect(other.status).toBe(200);
+    expect(other.headers['x-ratelimit-remaining-ip']).toBe('3');
+  });
+
   it('blockDurationMs: a refused tracker stays refused after the window ends', async () => {
     const url = await start({ throttlers: [{ limit: 100, ttl: seconds(60) }], policy: 'all-or-nothing' });
     expect((await get(`${url}/blocking`)).status).toBe(200);
