@@ -38,6 +38,8 @@ function setThrottlerMetadata(target: object, options: Record<string, ThrottlerM
 
 /**
  * Sets a route's or a controller's limits, per throttler name (a method's override its class's).
+ * `algorithm`, `burst` and `blockDurationMs` apply in the ratekit mode, which the module's options
+ * choose; in @nestjs/throttler's mode they are ignored, as its storage contract has no place for them.
  *
  * @example
  * ```ts
