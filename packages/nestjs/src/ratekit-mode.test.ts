@@ -111,6 +111,16 @@ describe.each(PLATFORMS)('ratekit options on %s', (_name, platform) => {
     expect(other.headers['x-ratelimit-remaining-ip']).toBe('3');
   });
 
+  it.each([
+    ['draft-6', { 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'ratelimit-reset': '1' }],
+    ['draft-7', { ratelimit: 'limit=5, remaining=4, reset=1' }],
+  ] as const)('%s headers report the binding throttler', async (standardHeaders, expected) => {
+    const url = await start({ standardHeaders, throttlers: [{ name: 'short', limit: 5, ttl: seconds(1) }, { name: 'long', limit: 100, ttl: seconds(60) }] });
+    const response = await get(`${url}/read`);
+    expect(response.headers).toMatchObject(expected);
+    expect(response.headers['ratelimit-policy']).toBe('5;w=1, 100;w=60');
+  });
+
   it('blockDurationMs: a refused tracker stays refused after the window ends', async () => {
     const url = await start({ throttlers: [{ limit: 100, ttl: seconds(60) }], policy: 'all-or-nothing' });
     expect((await get(`${url}/blocking`)).status).toBe(200);
