@@ -1,8 +1,10 @@
-import { Controller, Get, type INestApplication, Module } from '@nestjs/common';
+import { Controller, Get, type INestApplication, Injectable, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
 import { SkipThrottle, Throttle } from './decorators.js';
 import { ThrottlerGuard } from './guard.js';
 import { ThrottlerModule } from './module.js';
+import type { ThrottlerModuleOptions } from './options.js';
 import { get, PLATFORMS, startApp } from './test-app.js';
 import { seconds } from './utilities.js';
 
@@ -139,5 +141,32 @@ describe.each(PLATFORMS)('named throttlers of a route on %s', (_name, platform) 
       expect(refused.headers['retry-after-hour']).toMatch(/^\d+$/);
       expect(refused.headers['retry-after-burst']).toBeUndefined();
     }
+  });
+});
+
+describe('ipv6SubnetPrefix: the default tracker of IPv6 clients', () => {
+  class TrackerProbe extends ThrottlerGuard {
+    tracker(ip: string) {
+      return this.getTracker({ ip });
+    }
+  }
+  Injectable()(TrackerProbe);
+
+  const trackerWith = async (options: ThrottlerModuleOptions, ip: string) => {
+    const moduleRef = await Test.createTestingModule({ imports: [ThrottlerModule.forRoot(options)], providers: [TrackerProbe] }).compile();
+    await moduleRef.init();
+    const tracker = await moduleRef.get(TrackerProbe).tracker(ip);
+    await moduleRef.close();
+    return tracker;
+  };
+
+  it.each([
+    ["@nestjs/throttler's mode: whole, as upstream", [{ limit: 1, ttl: 1_000 }], '2001:db8:1234:5678::1'],
+    ["@nestjs/throttler's mode, ipv6SubnetPrefix: 64", { ipv6SubnetPrefix: 64, throttlers: [{ limit: 1, ttl: 1_000 }] }, '2001:db8:1234:5678::/64'],
+    ['the ratekit mode: grouped by /56', { policy: 'all-or-nothing', throttlers: [{ limit: 1, ttl: 1_000 }] }, '2001:db8:1234:5600::/56'],
+    ['the ratekit mode, ipv6SubnetPrefix: false', { policy: 'all-or-nothing', ipv6SubnetPrefix: false, throttlers: [{ limit: 1, ttl: 1_000 }] }, '2001:db8:1234:5678::1'],
+  ] as Array<[string, ThrottlerModuleOptions, string]>)('%s', async (_name, options, expected) => {
+    expect(await trackerWith(options, '2001:db8:1234:5678::1')).toBe(expected);
+    expect(await trackerWith(options, '203.0.113.7')).toBe('203.0.113.7');
   });
 });
