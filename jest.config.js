@@ -2,7 +2,11 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  transform: { '^.+\\.(t|m?j)sx?$': ['@swc/jest'] }, // .mjs: d3-dsv, loaded by vega
+  transform: {
+    // NestJS code (@ratekit/nestjs's tests, examples/nestjs-*): legacy decorators with their metadata, as Nest's own builds emit them.
+    '/(packages/nestjs|examples/nestjs-[a-z-]+)/.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true } } }],
+    '^.+\\.(t|m?j)sx?$': ['@swc/jest'], // .mjs: d3-dsv, loaded by vega
+  },
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^@ratekit/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',

@@ -1,0 +1,265 @@
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ipKeyGenerator, rateLimitHeaders, RateKitOptionError } from '@ratekit/core';
+import {
+  THROTTLER_BLOCK_DURATION,
+  THROTTLER_KEY_GENERATOR,
+  THROTTLER_LIMIT,
+  THROTTLER_RATEKIT,
+  THROTTLER_SKIP,
+  THROTTLER_TRACKER,
+  THROTTLER_TTL,
+} from './constants.js';
+import { ThrottlerException, throttlerMessage } from './exception.js';
+import type { ThrottlerLimitDetail, ThrottlerRequest } from './guard-types.js';
+import { sha256 } from './hash.js';
+import type {
+  RateKitThrottlerOptions,
+  Resolvable,
+  ThrottlerGenerateKeyFunction,
+  ThrottlerGetTrackerFunction,
+  ThrottlerModuleOptions,
+  ThrottlerOptions,
+} from './options.js';
+import { createPolicyDecider, isRateKitMode, type PolicyDecider, type PolicyEntry, wholeSeconds } from './policy.js';
+import { getOptionsToken, getStorageToken } from './providers.js';
+import type { ThrottlerStorage } from './storage.js';
+
+type CommonOptions = Pick<ThrottlerOptions, 'skipIf' | 'ignoreUserAgents' | 'getTracker' | 'generateKey' | 'setHeaders'>;
+
+/**
+ * The guard, as @nestjs/throttler 6's `ThrottlerGuard`: apply it globally (`APP_GUARD`) or with
+ * `@UseGuards(ThrottlerGuard)`, and extend it to change `getTracker`, `generateKey`, `shouldSkip`,
+ * `getRequestResponse`, `throwThrottlingException`, `getErrorMessage` or `handleRequest`.
+ *
+ * - @nestjs/throttler's mode (the default): for each named throttler of the route, in order of
+ *   `ttl`, `handleRequest` counts one hit in the storage (`increment`), sets
+ *   `X-RateLimit-Limit/-Remaining/-Reset[-<name>]`, and on a refusal `Retry-After[-<name>]` and
+ *   throws a {@link ThrottlerException} (429).
+ * - The ratekit mode (any ratekit option, see `RateKitModuleOptions`): the route's throttlers are
+ *   one all-or-nothing policy, decided in one store call; `handleRequest` is not called.
+ *
+ * @throws {ThrottlerException} from `canActivate` when a throttler refuses the request.
+ * @throws {RateKitOptionError} from `onModuleInit` on a bad ratekit option.
+ * @example
+ * ```ts
+ * @Injectable()
+ * export class GqlThrottlerGuard extends ThrottlerGuard {
+ *   protected override getRequestResponse(context: ExecutionContext) {
+ *     const ctx = GqlExecutionContext.create(context).getContext();
+ *     return { req: ctx.req, res: ctx.res };
+ *   }
+ * }
+ * ```
+ */
+export class ThrottlerGuard implements CanActivate {
+  protected headerPrefix = 'X-RateLimit';
+  protected errorMessage = throttlerMessage;
+  protected throttlers!: Array<ThrottlerOptions>;
+  protected commonOptions!: CommonOptions;
+  /** The ratekit mode's decider; undefined in @nestjs/throttler's mode. */
+  private policyDecider: PolicyDecider | undefined;
+  /** The prefix length IPv6 trackers are grouped by, or false. */
+  private ipv6SubnetPrefix: number | false = false;
+
+  constructor(
+    protected readonly options: ThrottlerModuleOptions,
+    protected readonly storageService: ThrottlerStorage,
+    protected readonly reflector: Reflector,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const list = Array.isArray(this.options) ? this.options : this.options.throttlers;
+    this.throttlers = [...list]
+      .sort((first, second) => {
+        if (typeof first.ttl === 'function') return 1;
+        if (typeof second.ttl === 'function') return 0;
+        return first.ttl - second.ttl;
+      })
+      .map((throttler) => ({ ...throttler, name: throttler.name ?? 'default' }));
+    this.commonOptions = Array.isArray(this.options)
+      ? {}
+      : {
+          skipIf: this.options.skipIf,
+          ignoreUserAgents: this.options.ignoreUserAgents,
+          getTracker: this.options.getTracker,
+          generateKey: this.options.generateKey,
+          setHeaders: this.options.setHeaders,
+        };
+    this.commonOptions.getTracker ??= this.getTracker.bind(this);
+    this.commonOptions.generateKey ??= this.generateKey.bind(this);
+    const ratekit = isRateKitMode(this.options);
+    const subnet = Array.isArray(this.options) ? undefined : this.options.ipv6SubnetPrefix;
+    if (subnet !== undefined && subnet !== false && !(Number.isInteger(subnet) && subnet >= 1 && subnet <= 128)) {
+      throw new RateKitOptionError('ipv6SubnetPrefix', 'an integer from 1 to 128, or false', subnet);
+    }
+    this.ipv6SubnetPrefix = subnet ?? (ratekit ? 56 : false);
+    this.policyDecider = ratekit && !Array.isArray(this.options) ? createPolicyDecider(this.options) : undefined;
+  }
+
+  /**
+   * Decides the request against every throttler of its route.
+   * @throws {ThrottlerException} when one refuses it
+   */
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const handler = context.getHandler();
+    const classRef = context.getClass();
+    if (await this.shouldSkip(context)) return true;
+    const entries: PolicyEntry[] = [];
+    const continues: boolean[] = [];
+    for (const namedThrottler of this.throttlers) {
+      const name = namedThrottler.name!;
+      const skip = this.reflector.getAllAndOverride<boolean>(THROTTLER_SKIP + name, [handler, classRef]);
+      const skipIf = namedThrottler.skipIf || this.commonOptions.skipIf;
+      if (skip || skipIf?.(context)) {
+        continues.push(true);
+        continue;
+      }
+      // The route's or its class's values, else the throttler's.
+      const routeOrClassLimit = this.reflector.getAllAndOverride<Resolvable<number>>(THROTTLER_LIMIT + name, [handler, classRef]);
+      const routeOrClassTtl = this.reflector.getAllAndOverride<Resolvable<number>>(THROTTLER_TTL + name, [handler, classRef]);
+      const routeOrClassBlockDuration = this.reflector.getAllAndOverride<Resolvable<number>>(THROTTLER_BLOCK_DURATION + name, [handler, classRef]);
+      const routeOrClassGetTracker = this.reflector.getAllAndOverride<ThrottlerGetTrackerFunction>(THROTTLER_TRACKER + name, [handler, classRef]);
+      const routeOrClassGenerateKey = this.reflector.getAllAndOverride<ThrottlerGenerateKeyFunction>(THROTTLER_KEY_GENERATOR + name, [handler, classRef]);
+      const limit = await this.resolveValue(context, routeOrClassLimit || namedThrottler.limit);
+      const ttl = await this.resolveValue(context, routeOrClassTtl || namedThrottler.ttl);
+      const givenBlockDuration = routeOrClassBlockDuration || namedThrottler.blockDuration;
+      const blockDuration = await this.resolveValue(context, givenBlockDuration || ttl);
+      const getTracker = routeOrClassGetTracker || namedThrottler.getTracker || this.commonOptions.getTracker!;
+      const generateKey = routeOrClassGenerateKey || namedThrottler.generateKey || this.commonOptions.generateKey!;
+      if (this.policyDecider === undefined) {
+        continues.push(await this.handleRequest({ context, limit, ttl, throttler: namedThrottler, blockDuration, getTracker, generateKey }));
+        continue;
+      }
+      const routeOrClassRateKit = this.reflector.getAllAndOverride<RateKitThrottlerOptions | undefined>(THROTTLER_RATEKIT + name, [handler, classRef]);
+      entries.push({
+        throttler: namedThrottler,
+        limit,
+        ttl,
+        blockDurationMs: routeOrClassRateKit?.blockDurationMs ?? namedThrottler.blockDurationMs ?? (givenBlockDuration === undefined ? undefined : blockDuration),
+        algorithm: routeOrClassRateKit?.algorithm ?? namedThrottler.algorithm,
+        burst: routeOrClassRateKit?.burst ?? namedThrottler.burst,
+        getTracker,
+        generateKey,
+      });
+    }
+    if (this.policyDecider !== undefined && entries.length > 0) return this.handlePolicy(context, entries);
+    return continues.every((cont) => cont);
+  }
+
+  /** Return true to let the request through without throttling it. */
+  protected async shouldSkip(_context: ExecutionContext): Promise<boolean> {
+    return false;
+  }
+
+  /**
+   * @nestjs/throttler's mode: counts one hit for one throttler, sets its headers, and throws when
+   * it is refused.
+   * @throws {ThrottlerException}
+   */
+  protected async handleRequest(requestProps: ThrottlerRequest): Promise<boolean> {
+    const { context, limit, ttl, throttler, blockDuration, getTracker, generateKey } = requestProps;
+    const { req, res } = this.getRequestResponse(context);
+    if (this.ignoresUserAgent(req, throttler)) return true;
+    const tracker = await getTracker(req, context);
+    const key = generateKey(context, tracker, throttler.name!);
+    const { totalHits, timeToExpire, isBlocked, timeToBlockExpire } = await this.storageService.increment(key, ttl, limit, blockDuration, throttler.name!);
+    const suffix = headerSuffix(throttler.name!);
+    const setHeaders = throttler.setHeaders ?? this.commonOptions.setHeaders ?? true;
+    if (isBlocked) {
+      if (setHeaders) res.header(`Retry-After${suffix}`, timeToBlockExpire);
+      await this.throwThrottlingException(context, { limit, ttl, key, tracker, totalHits, timeToExpire, isBlocked, timeToBlockExpire });
+    }
+    if (setHeaders) {
+      res.header(`${this.headerPrefix}-Limit${suffix}`, limit);
+      // This hit is counted already, so the last allowed request reads 0.
+      res.header(`${this.headerPrefix}-Remaining${suffix}`, Math.max(0, limit - totalHits));
+      res.header(`${this.headerPrefix}-Reset${suffix}`, timeToExpire);
+    }
+    return true;
+  }
+
+  /**
+   * The ratekit mode: decides every throttler of the route at once (one store call per distinct
+   * tracker and key function), sets each throttler's headers and throws on a refusal.
+   * @throws {ThrottlerException}
+   */
+  protected async handlePolicy(context: ExecutionContext, entries: PolicyEntry[]): Promise<boolean> {
+    const { req, res } = this.getRequestResponse(context);
+    const counted = entries.filter((entry) => !this.ignoresUserAgent(req, entry.throttler));
+    if (counted.length === 0) return true;
+    const decider = this.policyDecider!;
+    const outcome = await decider.decide(context, req, counted);
+    for (const { entry, decision, refusing, retryAfterMs } of outcome.results) {
+      if (!(entry.throttler.setHeaders ?? this.commonOptions.setHeaders ?? true)) continue;
+      const suffix = headerSuffix(entry.throttler.name!);
+      if (refusing) {
+        res.header(`Retry-After${suffix}`, Math.max(1, wholeSeconds(retryAfterMs)));
+        continue;
+      }
+      res.header(`${this.headerPrefix}-Limit${suffix}`, entry.limit);
+      res.header(`${this.headerPrefix}-Remaining${suffix}`, decision.remaining);
+      res.header(`${this.headerPrefix}-Reset${suffix}`, wholeSeconds(decision.resetMs));
+    }
+    if (decider.standardHeaders !== false && (this.commonOptions.setHeaders ?? true)) {
+      for (const { decision, key } of outcome.decisions) {
+        const options = { standardHeaders: decider.standardHeaders, legacyHeaders: false, retryAfter: false, combineLists: true, partitionKey: key };
+        for (const [name, value] of rateLimitHeaders(decision, options)) {
+          res.header(name, value);
+        }
+      }
+    }
+    if (outcome.refused !== undefined) await this.throwThrottlingException(context, outcome.refused);
+    return true;
+  }
+
+  /** The tracker of a request: its IP (`req.ip`; IPv6 grouped by `ipv6SubnetPrefix` when set). */
+  protected async getTracker(req: Record<string, any>): Promise<string> {
+    const ip = req.ip;
+    return this.ipv6SubnetPrefix === false || typeof ip !== 'string' ? ip : ipKeyGenerator(ip, this.ipv6SubnetPrefix);
+  }
+
+  /** The request and response of a context (HTTP); override for GraphQL, WebSockets or RPC. */
+  protected getRequestResponse(context: ExecutionContext): { req: Record<string, any>; res: Record<string, any> } {
+    const http = context.switchToHttp();
+    return { req: http.getRequest(), res: http.getResponse() };
+  }
+
+  /** The storage key: SHA-256 of the controller, the handler, the throttler and the tracker. */
+  protected generateKey(context: ExecutionContext, suffix: string, name: string): string {
+    return sha256(`${context.getClass().name}-${context.getHandler().name}-${name}-${suffix}`);
+  }
+
+  /**
+   * Throws the refusal.
+   * @throws {ThrottlerException}
+   */
+  protected async throwThrottlingException(context: ExecutionContext, throttlerLimitDetail: ThrottlerLimitDetail): Promise<void> {
+    throw new ThrottlerException(await this.getErrorMessage(context, throttlerLimitDetail));
+  }
+
+  /** The refusal's message: the options' `errorMessage` (a string or a function), else the default. */
+  protected async getErrorMessage(context: ExecutionContext, throttlerLimitDetail: ThrottlerLimitDetail): Promise<string> {
+    if (Array.isArray(this.options) || !this.options.errorMessage) return this.errorMessage;
+    return typeof this.options.errorMessage === 'function' ? this.options.errorMessage(context, throttlerLimitDetail) : this.options.errorMessage;
+  }
+
+  private ignoresUserAgent(req: Record<string, any>, throttler: ThrottlerOptions): boolean {
+    const ignoreUserAgents = throttler.ignoreUserAgents ?? this.commonOptions.ignoreUserAgents;
+    if (!Array.isArray(ignoreUserAgents)) return false;
+    return ignoreUserAgents.some((pattern) => pattern.test(req.headers?.['user-agent']));
+  }
+
+  private async resolveValue<T extends number | string | boolean>(context: ExecutionContext, value: Resolvable<T>): Promise<T> {
+    return typeof value === 'function' ? value(context) : value;
+  }
+}
+Injectable()(ThrottlerGuard);
+Inject(getOptionsToken())(ThrottlerGuard, undefined, 0);
+Inject(getStorageToken())(ThrottlerGuard, undefined, 1);
+Inject(Reflector)(ThrottlerGuard, undefined, 2);
+
+/** `-<name>` after a header of a throttler not named `default`. */
+export function headerSuffix(name: string): string {
+  return name === 'default' ? '' : `-${name}`;
+}

@@ -1,0 +1,48 @@
+import { type DynamicModule, Global, Module, type Provider } from '@nestjs/common';
+import { THROTTLER_OPTIONS } from './constants.js';
+import type { ThrottlerAsyncOptions, ThrottlerModuleOptions, ThrottlerOptionsFactory } from './options.js';
+import { createThrottlerProviders, ThrottlerStorageProvider } from './providers.js';
+
+/**
+ * The global module providing the throttler's options and storage to `ThrottlerGuard`, as
+ * @nestjs/throttler's `ThrottlerModule`.
+ *
+ * @example
+ * ```ts
+ * @Module({
+ *   imports: [ThrottlerModule.forRoot([{ ttl: seconds(60), limit: 10 }])],
+ *   providers: [{ provide: APP_GUARD, useClass: ThrottlerGuard }],
+ * })
+ * export class AppModule {}
+ * ```
+ */
+export class ThrottlerModule {
+  /** Registers the module with its options. */
+  static forRoot(options: ThrottlerModuleOptions = []): DynamicModule {
+    const providers = [...createThrottlerProviders(options), ThrottlerStorageProvider];
+    return { module: ThrottlerModule, providers, exports: providers };
+  }
+
+  /** Registers the module with options made by a factory, a class or an existing provider. */
+  static forRootAsync(options: ThrottlerAsyncOptions): DynamicModule {
+    const providers = [...ThrottlerModule.createAsyncProviders(options), ThrottlerStorageProvider];
+    return { module: ThrottlerModule, imports: options.imports || [], providers, exports: providers };
+  }
+
+  private static createAsyncProviders(options: ThrottlerAsyncOptions): Provider[] {
+    const provider = ThrottlerModule.createAsyncOptionsProvider(options);
+    if (options.useExisting || options.useFactory) return [provider];
+    return [provider, { provide: options.useClass!, useClass: options.useClass! }];
+  }
+
+  private static createAsyncOptionsProvider(options: ThrottlerAsyncOptions): Provider {
+    if (options.useFactory) return { provide: THROTTLER_OPTIONS, useFactory: options.useFactory, inject: options.inject || [] };
+    return {
+      provide: THROTTLER_OPTIONS,
+      useFactory: async (factory: ThrottlerOptionsFactory) => await factory.createThrottlerOptions(),
+      inject: [(options.useExisting || options.useClass)!],
+    };
+  }
+}
+Global()(ThrottlerModule);
+Module({})(ThrottlerModule);
