@@ -5,7 +5,6 @@
  *
  * @module
  */
-export { THROTTLER_OPTIONS } from './constants.js';
 export { InjectThrottlerOptions, InjectThrottlerStorage, SkipThrottle, Throttle } from './decorators.js';
 export type { ThrottlerMethodOrControllerOptions } from './decorators.js';
 export { ThrottlerException, throttlerMessage } from './exception.js';

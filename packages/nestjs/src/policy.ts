@@ -102,12 +102,12 @@ export function createPolicyDecider(options: Exclude<ThrottlerModuleOptions, unk
   const policies = new Map<string, readonly LimitOptions[]>();
 
   function policyOf(group: PolicyEntry[]): readonly LimitOptions[] {
-    const made = group.map((e) => limitOptions(e.throttler.name!, e.algorithm ?? options.algorithm, e.limit, e.ttl, e.burst, e.blockDurationMs));
-    const id = JSON.stringify(made);
+    let id = '';
+    for (const e of group) id += `${e.throttler.name}\u0000${e.algorithm ?? options.algorithm}\u0000${e.limit}\u0000${e.ttl}\u0000${e.burst}\u0000${e.blockDurationMs}\u0000`;
     let policy = policies.get(id);
     if (policy === undefined) {
       if (policies.size >= MAX_CACHED_POLICIES) policies.clear();
-      policy = made;
+      policy = group.map((e) => limitOptions(e.throttler.name!, e.algorithm ?? options.algorithm, e.limit, e.ttl, e.burst, e.blockDurationMs));
       policies.set(id, policy);
     }
     return policy;

@@ -1,5 +1,6 @@
 import { Controller, Get, type INestApplication, Module, type Type } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import * as upstream from '@nestjs/throttler';
 import { redisStore } from '@ratekit/redis';
 import { describeWithService, redisService } from '@ratekit/test-utils';
 import { Redis } from 'ioredis';
@@ -17,11 +18,13 @@ class ItemsController {
   }
 }
 
-function appModule(options: ThrottlerModuleOptions): Type<unknown> {
+/** The app, with our module and guard, or @nestjs/throttler's own (keeping it, with our storage). */
+function appModule(options: ThrottlerModuleOptions, throttler: 'ours' | 'upstream' = 'ours'): Type<unknown> {
+  const { ThrottlerModule: TheModule, ThrottlerGuard: TheGuard } = throttler === 'ours' ? { ThrottlerModule, ThrottlerGuard } : upstream;
   @Module({
-    imports: [ThrottlerModule.forRoot(options)],
+    imports: [TheModule.forRoot(options as upstream.ThrottlerModuleOptions)],
     controllers: [ItemsController],
-    providers: [{ provide: APP_GUARD, useClass: ThrottlerGuard }],
+    providers: [{ provide: APP_GUARD, useClass: TheGuard }],
   })
   class AppModule {}
   return AppModule;
@@ -54,9 +57,10 @@ describeWithService(redisService, '@ratekit/nestjs on a real Redis', (server) =>
   });
 
   describe.each([
-    ["@nestjs/throttler's mode, storage: ThrottlerStorageService on Redis", 'each'],
-    ['the ratekit mode, store: redisStore (all-or-nothing)', 'all-or-nothing'],
-  ] as const)('two instances of an app sharing one Redis hold a limit exactly: %s', (_title, mode) => {
+    ["@nestjs/throttler's mode, storage: ThrottlerStorageService on Redis", 'each', 'ours'],
+    ['the ratekit mode, store: redisStore (all-or-nothing)', 'all-or-nothing', 'ours'],
+    ['@nestjs/throttler 6.5.0 itself, storage: ThrottlerStorageService on Redis', 'each', 'upstream'],
+  ] as const)('two instances of an app sharing one Redis hold a limit exactly: %s', (_title, mode, throttler) => {
     const apps: INestApplication[] = [];
     afterEach(async () => {
       await Promise.all(apps.splice(0).map((app) => app.close()));
@@ -72,7 +76,7 @@ describeWithService(redisService, '@ratekit/nestjs on a real Redis', (server) =>
       // An old and a new instance during a rolling deploy: each its own process state and Redis connection.
       const urls: string[] = [];
       for (const [, platform] of PLATFORMS) {
-        const { app, url } = await startApp(appModule(await options()), platform);
+        const { app, url } = await startApp(appModule(await options(), throttler), platform);
         apps.push(app);
         urls.push(url);
       }

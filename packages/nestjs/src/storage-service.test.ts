@@ -91,6 +91,21 @@ describe('ThrottlerStorageService: @nestjs/throttler semantics on a ratekit stor
     expect(() => new ThrottlerStorageService({ stor: memoryStore() } as never)).toThrow(/stor/);
     expect(() => new ThrottlerStorageService({ store: {} as never })).toThrow(/store/);
   });
+
+  it('refuses, when built, a store that cannot hold blocks (as @ratekit/synced says through assertSupports)', () => {
+    const store = memoryStore({ pruneIntervalMs: 0 });
+    const unblockable = {
+      ...store,
+      evaluate: store.evaluate,
+      resetKey: store.resetKey,
+      assertSupports: (limits: readonly { blockDurationMs: number }[], path: string) => {
+        limits.forEach((limit, i) => {
+          if (limit.blockDurationMs > 0) throw new RateKitOptionError(`${path}[${i}].blockDurationMs`, '0 (this store cannot block)', limit.blockDurationMs);
+        });
+      },
+    };
+    expect(() => new ThrottlerStorageService({ store: unblockable })).toThrow(/blockDurationMs/);
+  });
 });
 
 describe('ThrottlerStorageService algorithms', () => {

@@ -2,14 +2,17 @@
 import type { INestApplication, Type } from '@nestjs/common';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
+import type { AbstractHttpAdapter } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 
-export const PLATFORMS = [
+/** Makes a fresh HTTP adapter for one app. */
+export type Platform = () => AbstractHttpAdapter;
+
+/** Express and Fastify, for `describe.each`. */
+export const PLATFORMS: ReadonlyArray<readonly [name: string, platform: Platform]> = [
   ['Express', () => new ExpressAdapter()],
   ['Fastify', () => new FastifyAdapter()],
-] as const;
-
-export type Platform = (typeof PLATFORMS)[number][1];
+];
 
 /** Starts `module` on the platform, listening on 127.0.0.1. */
 export async function startApp(module: Type<unknown>, platform: Platform): Promise<{ app: INestApplication; url: string }> {
