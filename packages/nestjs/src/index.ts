@@ -22,6 +22,7 @@ export type {
   ThrottlerOptions,
   ThrottlerOptionsFactory,
 } from './options.js';
+export type { PolicyEntry } from './policy.js';
 export { getOptionsToken, getStorageToken } from './providers.js';
 export { ThrottlerStorage } from './storage.js';
 export type { ThrottlerStorageRecord } from './storage.js';

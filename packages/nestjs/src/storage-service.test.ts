@@ -92,6 +92,27 @@ describe('ThrottlerStorageService: @nestjs/throttler semantics on a ratekit stor
     expect(() => new ThrottlerStorageService({ store: {} as never })).toThrow(/store/);
   });
 
+  it.each([
+    ['allow', { isBlocked: false }],
+    ['deny', { isBlocked: true, timeToBlockExpire: 1 }],
+  ] as const)("a failing store with onStoreError '%s' answers at once, reported, and blocks nothing", async (onStoreError, expected) => {
+    const failing = { name: 'failing', shared: true, clock: 'server' as const, evaluate: () => Promise.reject(new Error('ECONNREFUSED')), resetKey: () => undefined };
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const storage = new ThrottlerStorageService({ store: failing, onStoreError });
+      expect(await storage.increment('k', 60_000, 1, 60_000, 'default')).toMatchObject(expected);
+      expect(await storage.increment('k', 60_000, 1, 60_000, 'default')).toMatchObject(expected);
+      expect(errors).toHaveBeenCalledTimes(2);
+    } finally {
+      errors.mockRestore();
+    }
+  });
+
+  it("a failing store with onStoreError 'throw' (the default) rejects", async () => {
+    const failing = { name: 'failing', shared: true, clock: 'server' as const, evaluate: () => Promise.reject(new Error('ECONNREFUSED')), resetKey: () => undefined };
+    await expect(new ThrottlerStorageService({ store: failing }).increment('k', 60_000, 1, 60_000, 'default')).rejects.toThrow(/ECONNREFUSED|store/);
+  });
+
   it('refuses, when built, a store that cannot hold blocks (as @ratekit/synced says through assertSupports)', () => {
     const store = memoryStore({ pruneIntervalMs: 0 });
     const unblockable = {

@@ -105,7 +105,7 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
     const policy = this.policy(limit, ttl, blockDuration);
     const call = { context: policy };
     let decision = await limiter.consume(key, call);
-    if (!decision.allowed && decision.limits[1]!.allowed) {
+    if (!decision.allowed && !decision.limits[0]!.allowed && decision.limits[1]!.allowed) {
       // Over the limit, not blocked yet: block the gate, then give the counter back, so the count
       // starts from zero when the block ends (@nestjs/throttler's reset). Refusals charge nothing,
       // so the counter holds exactly `limit` here.
@@ -172,8 +172,10 @@ Injectable()(ThrottlerStorageService);
  */
 function record(decision: Decision, limit: number): ThrottlerStorageRecord {
   const [hits, gate] = decision.limits as [Decision['limits'][0], Decision['limits'][0]];
-  if (!gate.allowed) return { totalHits: limit + 1, timeToExpire: seconds(gate.resetMs), isBlocked: true, timeToBlockExpire: seconds(gate.retryAfterMs) };
-  return { totalHits: Math.max(0, limit - hits.remaining), timeToExpire: seconds(gate.resetMs), isBlocked: false, timeToBlockExpire: 0 };
+  if (decision.allowed) return { totalHits: Math.max(0, limit - hits.remaining), timeToExpire: seconds(gate.resetMs), isBlocked: false, timeToBlockExpire: 0 };
+  // Blocked; or refused with no limit refusing: the store failed and `onStoreError` is 'deny'.
+  const retryAfterMs = gate.allowed ? decision.retryAfterMs : gate.retryAfterMs;
+  return { totalHits: limit + 1, timeToExpire: seconds(gate.resetMs), isBlocked: true, timeToBlockExpire: seconds(retryAfterMs) };
 }
 
 /** Whole seconds, rounded up (upstream's `Math.ceil(ms / 1000)`). */

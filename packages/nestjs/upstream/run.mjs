@@ -5,6 +5,10 @@
 //
 // --control runs the same files against the real @nestjs/throttler 6.5.0 (the devDependency's
 // dist/), to show what it scores on them on this machine, in the same setup.
+// --nest10 runs them against our build on NestJS 10 (@nestjs/common, core, testing, platform-express
+// and platform-fastify ^10, installed with npm into .upstream/.nest10 the first time; the build and
+// @ratekit/core's are copied beside them, and the spec files into .upstream/.nest10/suite, so that
+// every import resolves to NestJS 10).
 // --ratekit-mode runs them against our build with `policy: 'all-or-nothing'` added to every
 // `ThrottlerModule.forRoot()` (the ratekit mode), to show which upstream tests that mode changes.
 // Like --control it only reports.
@@ -29,7 +33,7 @@
 //    test passes (the list must stay true), unless its entry says `mayPass` (a failure that depends
 //    on the machine, not on us: it fails on @nestjs/throttler itself here, see --control).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +48,7 @@ const args = process.argv.slice(2);
 const keep = args.includes('--keep');
 const control = args.includes('--control');
 const ratekitMode = args.includes('--ratekit-mode');
+const nest10 = args.includes('--nest10');
 const filter = args.find((a) => !a.startsWith('--'));
 const requireHere = createRequire(join(packageDir, 'package.json'));
 
@@ -59,9 +64,11 @@ if (specs.length === 0) {
 
 const upstreamDist = dirname(requireHere.resolve('@nestjs/throttler'));
 const upstreamVersion = JSON.parse(readFileSync(join(upstreamDist, '..', 'package.json'), 'utf8')).version;
-const dist = control ? join(upstreamDist, 'index.js') : join(packageDir, 'dist', 'index.cjs');
-if (!existsSync(dist)) fail('packages/nestjs/dist/index.cjs is missing: build first (pnpm --filter @ratekit/nestjs build)');
-const subject = control ? `@nestjs/throttler ${upstreamVersion} (the control)` : ratekitMode ? "@ratekit/nestjs (dist/index.cjs) in the ratekit mode (policy: 'all-or-nothing')" : '@ratekit/nestjs (dist/index.cjs)';
+if (!control && !existsSync(join(packageDir, 'dist', 'index.cjs'))) fail('packages/nestjs/dist/index.cjs is missing: build first (pnpm --filter @ratekit/nestjs build)');
+/** Where the spec files run from, and where their imports resolve. */
+const { suiteDir, nodeModules } = nest10 ? prepareNest10() : { suiteDir: upstreamDir, nodeModules: [join(packageDir, 'node_modules'), join(repoDir, 'node_modules')] };
+const dist = control ? join(upstreamDist, 'index.js') : nest10 ? join(suiteDir, '..', 'node_modules', '@ratekit', 'nestjs', 'dist', 'index.cjs') : join(packageDir, 'dist', 'index.cjs');
+const subject = control ? `@nestjs/throttler ${upstreamVersion} (the control)` : ratekitMode ? "@ratekit/nestjs (dist/index.cjs) in the ratekit mode (policy: 'all-or-nothing')" : nest10 ? `@ratekit/nestjs (dist/index.cjs) on NestJS ${nest10Version()}` : '@ratekit/nestjs (dist/index.cjs)';
 const differences = JSON.parse(readFileSync(join(here, 'differences.json'), 'utf8'));
 
 rmSync(work, { recursive: true, force: true });
@@ -107,8 +114,8 @@ const swc = [
   { jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true }, target: 'es2022' }, module: { type: 'commonjs' } },
 ];
 const config = {
-  rootDir: upstreamDir,
-  roots: [upstreamDir],
+  rootDir: suiteDir,
+  roots: [suiteDir],
   testMatch: specs.map((f) => `<rootDir>/${f}`),
   testPathIgnorePatterns: ['/node_modules/', '/\\.run/'],
   testEnvironment: 'node',
@@ -118,7 +125,7 @@ const config = {
     '^\\.\\./src/throttler\\.constants$': constants,
     ...Object.fromEntries(Object.entries(siblings).map(([name, target]) => [`^\\./${name.replaceAll('.', '\\.')}$`, target])),
   },
-  modulePaths: [join(packageDir, 'node_modules'), join(repoDir, 'node_modules')],
+  modulePaths: nodeModules,
 };
 const configPath = join(work, 'jest.config.json');
 writeFileSync(configPath, JSON.stringify(config, null, 2));
@@ -128,14 +135,14 @@ const jestBin = join(dirname(requireHere.resolve('jest29/package.json')), 'bin',
 const run = spawnSync(
   process.execPath,
   [jestBin, '--config', configPath, '-w', '1', '--forceExit', '--json', '--outputFile', resultsPath, ...(filter === undefined ? [] : [filter])],
-  { cwd: upstreamDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 },
+  { cwd: suiteDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 },
 );
 if (!existsSync(resultsPath)) fail(`jest produced no results:\n${run.stderr}`);
 const report = JSON.parse(readFileSync(resultsPath, 'utf8'));
 if (!keep) rmSync(work, { recursive: true, force: true });
 
 const results = report.testResults.flatMap((file) => {
-  const name = file.name.slice(upstreamDir.length + 1);
+  const name = file.name.slice(suiteDir.length + 1);
   if (file.assertionResults.length === 0) return [{ name: `${name}: (the file did not load) ${firstLine(file.message)}`, ok: false }];
   return file.assertionResults.filter((t) => t.status !== 'pending').map((t) => ({ name: `${name}: ${t.fullName}`, ok: t.status === 'passed', message: firstLine(t.failureMessages?.[0]) }));
 });
@@ -160,6 +167,38 @@ if (unexpected > 0 || stale.length > 0) {
   process.exit(1);
 }
 console.log(failed.length === 0 ? '✔ every test passed' : '✔ every failure is a documented difference (docs/migrating/nestjs-throttler.md)');
+
+/** NestJS 10 in .upstream/.nest10, with copies of our build and the spec files beside it. */
+function prepareNest10() {
+  const dir = join(upstreamDir, '.nest10');
+  mkdirSync(dir, { recursive: true });
+  if (nest10Version(dir) === undefined) {
+    writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'nest10-suite', private: true })}\n`);
+    const packages = ['common', 'core', 'testing', 'platform-express', 'platform-fastify'].map((name) => `@nestjs/${name}@^10`);
+    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', ...packages, 'reflect-metadata@^0.2.2', 'rxjs@^7.8.0', 'pactum@^3.8.0', 'ipaddr.js@^2.2.0'], { cwd: dir, stdio: 'inherit' });
+    if (install.status !== 0 || nest10Version(dir) === undefined) fail('could not install NestJS 10 into packages/nestjs/.upstream/.nest10');
+  }
+  for (const name of ['nestjs', 'core']) {
+    const target = join(dir, 'node_modules', '@ratekit', name);
+    rmSync(target, { recursive: true, force: true });
+    mkdirSync(target, { recursive: true });
+    const source = join(repoDir, 'packages', name);
+    if (!existsSync(join(source, 'dist'))) fail(`packages/${name}/dist is missing: build first`);
+    cpSync(join(source, 'dist'), join(target, 'dist'), { recursive: true });
+    cpSync(join(source, 'package.json'), join(target, 'package.json'));
+  }
+  const suite = join(dir, 'suite');
+  rmSync(suite, { recursive: true, force: true });
+  for (const part of ['src', 'test']) if (existsSync(join(upstreamDir, part))) cpSync(join(upstreamDir, part), join(suite, part), { recursive: true });
+  return { suiteDir: suite, nodeModules: [join(dir, 'node_modules')] };
+}
+
+/** The version of @nestjs/core in .upstream/.nest10 when it is a 10.x, else undefined. */
+function nest10Version(dir = join(upstreamDir, '.nest10')) {
+  const file = join(dir, 'node_modules', '@nestjs', 'core', 'package.json');
+  const version = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version : undefined;
+  return version?.startsWith('10.') ? version : undefined;
+}
 
 function shim(file, body) {
   const path = join(work, file);
