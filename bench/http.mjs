@@ -57,6 +57,7 @@ export function httpSchedule(options, env = process.env) {
 const PACKAGES = [
   'express', 'fastify', 'koa', '@ratekit/express', '@ratekit/fastify', '@ratekit/koa',
   'express-rate-limit', '@fastify/rate-limit', 'koa-ratelimit', 'rate-limiter-flexible', 'autocannon',
+  '@nestjs/core', '@nestjs/platform-express', '@nestjs/platform-fastify', '@nestjs/throttler', '@ratekit/nestjs',
 ];
 
 function packageVersions() {

@@ -1,4 +1,4 @@
-// The demo: `pnpm demo [express|koa|fastify|all]` (default express).
+// The demo: `pnpm demo [express|koa|fastify|nestjs|nestjs-fastify|all]` (default express).
 // For each framework it starts that example API (examples/<framework>-api) as
 // a separate process on a free loopback port, sends it real HTTP traffic (a burst, then a steady rate, on both
 // routes), prints what was allowed and refused and one full set of response
@@ -8,14 +8,27 @@
 // headers; non-zero when the server failed or the limits did not show.
 // The server imports the built packages (dist): run `pnpm demo` from the
 // repository root, which builds first.
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
-/** The example app of each framework; all three apply the same read and write policies. */
-const FRAMEWORKS = { express: 'express-api', koa: 'koa-api', fastify: 'fastify-api' };
-const serverOf = (framework) => fileURLToPath(new URL(`./${FRAMEWORKS[framework]}/src/server.js`, import.meta.url));
+/** The example app of each framework; all of them apply the same read and write policies. */
+const FRAMEWORKS = { express: 'express-api', koa: 'koa-api', fastify: 'fastify-api', nestjs: 'nestjs-api', 'nestjs-fastify': 'nestjs-api' };
+/** Examples written in TypeScript (Nest's decorators): compiled by their own `tsc -p` before they start, and started from their build. */
+const BUILT = { 'nestjs-api': { tsconfig: 'tsconfig.json', server: 'dist/main.js' } };
+/** Per framework, the environment its server is started with besides PORT and HOST. */
+const ENV = { nestjs: { NEST_PLATFORM: 'express' }, 'nestjs-fastify': { NEST_PLATFORM: 'fastify' } };
+/**
+ * The headers a 429 (`refusal`) and a 200 (`allowed`) must carry. @nestjs/throttler, and so
+ * @ratekit/nestjs, sends `X-RateLimit-*` on the requests it lets through, none on a refusal.
+ */
+const EXPECTED_HEADERS = { refusal: ['retry-after', 'ratelimit', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'], allowed: [] };
+const NEST_EXPECTED_HEADERS = { refusal: ['retry-after', 'ratelimit', 'ratelimit-policy'], allowed: ['ratelimit', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'] };
+const expectedHeadersOf = (framework) => (framework.startsWith('nestjs') ? NEST_EXPECTED_HEADERS : EXPECTED_HEADERS);
+const exampleDir = (framework) => fileURLToPath(new URL(`./${FRAMEWORKS[framework]}/`, import.meta.url));
+const serverOf = (framework) => `${exampleDir(framework)}${BUILT[FRAMEWORKS[framework]]?.server ?? 'src/server.js'}`;
 const STARTUP_TIMEOUT_MS = 10_000;
 
 /** Per route: the traffic to send. */
@@ -63,21 +76,33 @@ async function main() {
 }
 
 async function demo(framework) {
+  build(framework);
   const server = await startServer(framework);
-  console.log(`ratekit demo: examples/${FRAMEWORKS[framework]} on http://127.0.0.1:${server.port} (server pid ${server.child.pid})\n`);
+  const env = Object.entries(ENV[framework] ?? {}).map(([name, value]) => `, ${name}=${value}`).join('');
+  console.log(`ratekit demo: examples/${FRAMEWORKS[framework]} on http://127.0.0.1:${server.port} (server pid ${server.child.pid}${env})\n`);
   try {
     const results = await Promise.all(PLAN.map((route) => drive(server.port, route)));
-    return report(results);
+    return report(results, expectedHeadersOf(framework));
   } finally {
     await stopServer(server.child);
   }
+}
+
+/** Compiles a TypeScript example with its own tsconfig (the repository's TypeScript), once per run; the others need no build. */
+const compiled = new Set();
+function build(framework) {
+  const built = BUILT[FRAMEWORKS[framework]];
+  if (built === undefined || compiled.has(FRAMEWORKS[framework])) return;
+  compiled.add(FRAMEWORKS[framework]);
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  execFileSync(process.execPath, [tsc, '-p', `${exampleDir(framework)}${built.tsconfig}`], { stdio: 'inherit' });
 }
 
 /** Forks the framework's server.js with PORT=0 and waits for it to report the port it got. */
 function startServer(framework) {
   return new Promise((resolve, reject) => {
     const child = fork(serverOf(framework), [], {
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1' },
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...ENV[framework] },
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     const timer = setTimeout(() => {
@@ -171,7 +196,7 @@ function request(port, method, path, body) {
   });
 }
 
-function report(results) {
+function report(results, expectedHeaders) {
   const problems = [];
   for (const { route, phases, allowed, refused, unexpected } of results) {
     console.log(`${route.method.padEnd(4)} ${route.path}   ${route.policy}`);
@@ -188,10 +213,13 @@ function report(results) {
 
   const ok = results.map((r) => r.sample200).find(Boolean);
   const refusal = results.map((r) => r.sample429).reverse().find(Boolean);
-  if (ok) printResponse('a 200', ok);
+  if (ok) {
+    printResponse('a 200', ok);
+    for (const name of expectedHeaders.allowed) if (ok.headers[name] === undefined) problems.push(`the 200 has no ${name} header`);
+  }
   if (refusal) {
     printResponse('a 429', refusal);
-    for (const name of ['retry-after', 'ratelimit', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) {
+    for (const name of expectedHeaders.refusal) {
       if (refusal.headers[name] === undefined) problems.push(`the 429 has no ${name} header`);
     }
     if (!(Number(refusal.headers['retry-after']) >= 1)) problems.push(`the 429's Retry-After is not a positive number of seconds: ${refusal.headers['retry-after']}`);
@@ -201,7 +229,7 @@ function report(results) {
     console.error(`demo FAILED:\n  ${problems.join('\n  ')}`);
     return 1;
   }
-  console.log('demo passed: both routes answered 429 once over their limits, with RateLimit, X-RateLimit-* and Retry-After headers.\n');
+  console.log(`demo passed: both routes answered 429 once over their limits; the 429 had ${expectedHeaders.refusal.join(', ')}${expectedHeaders.allowed.length > 0 ? `, the 200 ${expectedHeaders.allowed.join(', ')}` : ''}.\n`);
   return 0;
 }
 

@@ -19,6 +19,9 @@ function row(framework, id, { limiter, scenario = '', script, arg, expect, ours 
   return { id, framework, limiter, scenario, script: new URL(`${script}.mjs`, SERVERS).pathname, arg, expect, ours, reference, passId, dropInFloor };
 }
 
+/** What the `noop` row is called where it is not a middleware. */
+const NOOP_LABELS = { fastify: 'no-op hook', 'nestjs-express': 'no-op guard', 'nestjs-fastify': 'no-op guard' };
+
 /**
  * Bare, no-op, then pass and reject rows for each limiter `[idPrefix, label, script, argPrefix, ours, dropInFloor]`.
  * `dropInFloor`: a reference row, the cheapest peer plus what the incumbent's contract adds, which our
@@ -29,7 +32,7 @@ function framework(name, limiters) {
     row(name, BARE, { limiter: 'bare', script: `${name}-bare`, arg: 'bare', expect: 'plain', reference: true }),
     // The method's self-check: an identical bare server measured as a row. Its Δ is the schedule's own offset.
     row(name, 'bare2', { limiter: 'bare, 2nd process', script: `${name}-bare`, arg: 'bare', expect: 'plain', reference: true }),
-    row(name, 'noop', { limiter: name === 'fastify' ? 'no-op hook' : 'no-op middleware', script: `${name}-bare`, arg: 'noop', expect: 'plain', reference: true }),
+    row(name, 'noop', { limiter: NOOP_LABELS[name] ?? 'no-op middleware', script: `${name}-bare`, arg: 'noop', expect: 'plain', reference: true }),
     // The floor of a limiter with the adapters' default headers (lib/http-minimal.mjs): not judged, read the adapters against it.
     row(name, 'minimal', { limiter: 'minimal limiter (floor)', script: `${name}-bare`, arg: 'minimal', expect: 'pass', reference: true }),
     // The same refusing every request (limit 1) the framework's own way (Fastify: through its error handling, as the
@@ -64,6 +67,15 @@ export const FRAMEWORKS = [
     ['incumbent', 'koa-ratelimit', 'koa-koa-ratelimit', '', false],
     ['rlflex', 'rate-limiter-flexible, minimal middleware', 'koa-rate-limiter-flexible', '', false],
   ]),
+  // NestJS 11 on each of its platforms (lib/http-nest.mjs): the bare row is a bare Nest app, the
+  // no-op and minimal rows are global guards, and the limiters are throttler guards.
+  ...['express', 'fastify'].map((platform) =>
+    framework(`nestjs-${platform}`, [
+      ['ratekit', '@ratekit/nestjs', `nestjs-${platform}-ratekit`, '', true],
+      ['ratekit-core', '@ratekit/nestjs, ratekit mode', `nestjs-${platform}-ratekit`, 'core-', true],
+      ['incumbent', '@nestjs/throttler', `nestjs-${platform}-throttler`, '', false],
+    ]),
+  ),
 ];
 
 /**
