@@ -14,7 +14,7 @@ export interface Counted {
   readonly next: NextFunction;
   readonly info: RateLimitInfo;
   readonly totalHits: number;
-  /** Settles the middleware's promise: call it when the outcome has answered without `next` (the handler's work is done, or the client left). */
+  /** Settles the middleware's promise: call it when the outcome has answered without `next` (the handler's work is done), or has set a timer to call it later (slowDown's hold). */
   readonly done: () => void;
 }
 
@@ -177,8 +177,8 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
    */
   const general = (req: Request, res: Response, next: NextFunction, keyed?: PromiseLike<unknown>): Promise<void> => {
     // The promise express-rate-limit's middleware returns: it settles once the request has been passed
-    // on (`next()`, `next(err)`) or answered by the handler, and, when the response has already ended by
-    // then, once the skip options have taken the hit back. It never rejects.
+    // on (`next()`, `next(err)`), answered by the handler or (slowDown) held on a timer, and, when the
+    // response has already ended by then, once the skip options have taken the hit back. It never rejects.
     const { done, settle, proceed } = settlingNext(next);
     const fail = (error: unknown) => proceed(error);
     let watch: ResponseWatch | undefined;
