@@ -5,7 +5,8 @@
 //   2. jest: unit, property, integration and store tests (test/setup starts the servers it needs)
 //   3. build every package (ESM + CJS + types) and check the packaging with publint and attw
 //   4. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0;
-//      express-rate-limit's, which it does not publish, when fetched into packages/express/.upstream)
+//      express-rate-limit's and express-slow-down's, which they do not publish, when fetched into
+//      packages/express/.upstream)
 import { spawnSync } from 'node:child_process';
 
 const steps = [
@@ -17,6 +18,7 @@ const steps = [
   ['@fastify/rate-limit 11.2.0 suite', 'node', ['packages/fastify/upstream/run.mjs']],
   ['koa-ratelimit 6.0.0 specs (skipped unless fetched into packages/koa/.upstream)', 'node', ['packages/koa/upstream/run.mjs']],
   ["express-rate-limit's own tests (skipped unless fetched into packages/express/.upstream)", 'node', ['packages/express/upstream/run.mjs']],
+  ["express-slow-down 3.1.0's own tests (skipped unless fetched into packages/express/.upstream/express-slow-down)", 'node', ['packages/express/upstream/slow-down.mjs']],
 ];
 
 for (const [name, command, args] of steps) {
