@@ -56,6 +56,11 @@ export interface WrongOptionsCheck {
   readonly variants?: readonly unknown[];
   /** An error other than `ERR_RATEKIT_INVALID_OPTION` the incumbent itself throws when built (its own message), accepted as a refusal. */
   readonly incumbentError?: (option: string, value: unknown, error: unknown) => boolean;
+  /**
+   * Accept a coded refusal naming another option than the one given (e.g. ratekit mode's
+   * `windowMs` unset when `limits` is given). By default the refusal must name the option given.
+   */
+  readonly anyOptionNamed?: boolean;
   /** Options a function is the right type for: a function given to them is skipped (what it answers is checked when it runs). */
   readonly functionOptions?: readonly string[];
   readonly numRuns?: number;
@@ -72,10 +77,10 @@ export function nonFiniteHeaders(headers: Readonly<Record<string, unknown>>): st
 }
 
 /** Why an outcome breaks the rule, or undefined when it keeps it. */
-export function wrongOptionProblem(check: Pick<WrongOptionsCheck, 'incumbentError'>, option: string, value: unknown, outcome: WrongOptionOutcome): string | undefined {
+export function wrongOptionProblem(check: Pick<WrongOptionsCheck, 'incumbentError' | 'anyOptionNamed'>, option: string, value: unknown, outcome: WrongOptionOutcome): string | undefined {
   if ('thrown' in outcome) {
     const error = outcome.thrown as { code?: unknown; option?: unknown } | null;
-    if (error?.code === 'ERR_RATEKIT_INVALID_OPTION' && error.option === option) return undefined;
+    if (error?.code === 'ERR_RATEKIT_INVALID_OPTION' && (error.option === option || (check.anyOptionNamed === true && typeof error.option === 'string'))) return undefined;
     if (check.incumbentError?.(option, value, outcome.thrown) === true) return undefined;
     return `building threw something else than ERR_RATEKIT_INVALID_OPTION for ${option}: ${String(outcome.thrown)}`;
   }
@@ -89,6 +94,13 @@ export function wrongOptionProblem(check: Pick<WrongOptionsCheck, 'incumbentErro
 
 /** Runs the fuzz: each option × wrong-typed values (fast-check), and fails with the first counterexample. */
 export async function checkWrongOptions(check: WrongOptionsCheck): Promise<void> {
+  // The working configurations must build and serve: else every wrong value would be "refused" for nothing.
+  for (const variant of check.variants ?? [undefined]) {
+    const baseline = await check.attempt(check.options[0]!, undefined, variant);
+    if ('thrown' in baseline) throw new Error(`the working configuration ${describeValue(variant)} does not build: ${String(baseline.thrown)}`);
+    const problem = wrongOptionProblem(check, check.options[0]!, undefined, baseline);
+    if (problem !== undefined) throw new Error(`the working configuration ${describeValue(variant)} ${problem}`);
+  }
   await fc.assert(
     fc.asyncProperty(fc.constantFrom(...check.options), wrongValue(), fc.constantFrom(...(check.variants ?? [undefined])), async (option, value, variant) => {
       fc.pre(!(typeof value === 'function' && check.functionOptions?.includes(option) === true));

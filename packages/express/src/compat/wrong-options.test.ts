@@ -72,3 +72,21 @@ describe('slowDown, each option given a value of the wrong type', () => {
     });
   });
 });
+
+describe('rateLimit in ratekit mode, each option given a value of the wrong type', () => {
+  it('is refused when built (ERR_RATEKIT_INVALID_OPTION), or answers every request without a 500 and with finite header values', async () => {
+    await checkWrongOptions({
+      options: [
+        'algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError', 'windowMs', 'limit', 'message', 'statusCode',
+        'legacyHeaders', 'standardHeaders', 'identifier', 'retryAfter', 'requestPropertyName', 'skipFailedRequests', 'skipSuccessfulRequests',
+        'keyGenerator', 'ipv6Subnet', 'handler', 'skip', 'requestWasSuccessful', 'validate', 'logger',
+      ],
+      variants: ['draft-6', 'draft-7', 'draft-8'],
+      anyOptionNamed: true,
+      functionOptions: ['limits', 'cost', 'onError', 'message', 'identifier', 'retryAfter', 'keyGenerator', 'ipv6Subnet', 'handler', 'skip', 'requestWasSuccessful', 'limit'],
+      attempt: (option, value, draft) =>
+        attempt(() => rateLimit({ algorithm: 'fixed-window', windowMs: 60_000, limit: 2, legacyHeaders: true, standardHeaders: draft as 'draft-7', logger: quiet, [option]: value })),
+      incumbentError: expressRateLimitError,
+    });
+  });
+});

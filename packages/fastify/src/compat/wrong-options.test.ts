@@ -12,10 +12,10 @@ const PLUGIN_OPTIONS = [...ROUTE_OPTIONS, 'global', 'nameSpace', 'enableDraftSpe
 const FUNCTION_OPTIONS = ['max', 'timeWindow', 'allowList', 'onBanReach', 'onExceeding', 'onExceeded', 'keyGenerator', 'errorResponseBuilder'];
 
 /** Registers the plugin (or declares the route) with `{ [option]: value }`, then sends three requests (the third refused). */
-async function attempt(where: 'plugin' | 'route', option: string, value: unknown, draft: boolean): Promise<WrongOptionOutcome> {
+async function attempt(where: 'plugin' | 'route', option: string, value: unknown, draft: boolean, ratekitMode = false): Promise<WrongOptionOutcome> {
   const app = Fastify();
   try {
-    const base = { max: 2, timeWindow: 60_000, enableDraftSpec: draft };
+    const base = { max: 2, timeWindow: 60_000, enableDraftSpec: draft, ...(ratekitMode ? { algorithm: 'fixed-window' } : {}) };
     await app.register(fastifyRateLimit, (where === 'plugin' ? { ...base, [option]: value } : base) as never);
     app.get('/', where === 'route' ? { config: { rateLimit: { max: 2, timeWindow: 60_000, [option]: value } } } : {}, async () => 'ok');
     await app.ready();
@@ -52,6 +52,19 @@ describe('@fastify/rate-limit mode, each option given a value of the wrong type'
       variants: [false, true],
       functionOptions: FUNCTION_OPTIONS,
       attempt: (option, value, draft) => attempt('plugin', option, value, draft as boolean),
+      incumbentError,
+    });
+  });
+});
+
+describe('ratekit mode (the plugin given a ratekit option), each route option given a value of the wrong type', () => {
+  it("is refused when the route is declared (ERR_RATEKIT_INVALID_OPTION), or every request answered without a 500 and with finite header values", async () => {
+    await checkWrongOptions({
+      options: ROUTE_OPTIONS,
+      variants: [false, true],
+      anyOptionNamed: true,
+      functionOptions: FUNCTION_OPTIONS,
+      attempt: (option, value, draft) => attempt('route', option, value, draft as boolean, true),
       incumbentError,
     });
   });
