@@ -2,6 +2,7 @@ import { RateKitOptionError } from '@ratekit/core';
 import Koa from 'koa';
 import request from 'supertest';
 import { ratelimit } from '../rate-limit.js';
+import { appServing } from './test-app.js';
 
 const upstream = require('koa-ratelimit') as (options: Record<string, unknown>) => Koa.Middleware;
 
@@ -10,12 +11,7 @@ function build(factory: (options: Record<string, unknown>) => unknown, options: 
 }
 
 async function answers(middleware: Koa.Middleware) {
-  const app = new Koa();
-  app.silent = true;
-  app.use(middleware);
-  app.use((ctx) => {
-    ctx.body = 'ok';
-  });
+  const app = appServing(middleware);
   const responses = [];
   for (let i = 0; i < 2; i++) responses.push(await request(app.callback()).get('/'));
   return responses;

@@ -2,6 +2,7 @@ import { checkWrongOptions, type WrongOptionOutcome } from '@ratekit/test-utils'
 import Koa from 'koa';
 import request from 'supertest';
 import { ratelimit } from '../rate-limit.js';
+import { appServing } from './test-app.js';
 
 /** Builds the middleware (koa-ratelimit mode: the memory driver; or ratekit mode: a fixed window; 2 per minute), then sends it three requests (the third refused): what each answered. */
 async function attempt(option: string, value: unknown, throwMode: unknown, ratekitMode = false): Promise<WrongOptionOutcome> {
@@ -12,12 +13,7 @@ async function attempt(option: string, value: unknown, throwMode: unknown, ratek
   } catch (thrown) {
     return { thrown };
   }
-  const app = new Koa();
-  app.silent = true;
-  app.use(middleware);
-  app.use((ctx) => {
-    ctx.body = 'ok';
-  });
+  const app = appServing(middleware);
   const responses = [];
   for (let i = 0; i < 3; i++) {
     const res = await request(app.callback())
