@@ -6,8 +6,8 @@
 //   3. build every package (ESM + CJS + types) and check the packaging with publint and attw; then
 //      the packed types as an app compiles them (scripts/type-tests.mjs)
 //   4. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0;
-//      express-rate-limit's and @nestjs/throttler's, which they do not publish, when fetched into
-//      packages/express/.upstream and packages/nestjs/.upstream)
+//      express-rate-limit's, express-slow-down's and @nestjs/throttler's, which they do not publish, when
+//      fetched into packages/express/.upstream and packages/nestjs/.upstream)
 import { spawnSync } from 'node:child_process';
 
 const steps = [
@@ -21,6 +21,7 @@ const steps = [
   ['@fastify/rate-limit 11.2.0 suite', 'node', ['packages/fastify/upstream/run.mjs']],
   ['koa-ratelimit 6.0.0 specs (skipped unless fetched into packages/koa/.upstream)', 'node', ['packages/koa/upstream/run.mjs']],
   ["express-rate-limit's own tests (skipped unless fetched into packages/express/.upstream)", 'node', ['packages/express/upstream/run.mjs']],
+  ["express-slow-down 3.1.0's own tests (skipped unless fetched into packages/express/.upstream/express-slow-down)", 'node', ['packages/express/upstream/slow-down.mjs']],
   ["@nestjs/throttler's own tests (skipped unless fetched into packages/nestjs/.upstream)", 'node', ['packages/nestjs/upstream/run.mjs']],
 ];
 

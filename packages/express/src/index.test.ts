@@ -122,16 +122,14 @@ const info = (req: Request, res: Response) => {
 const times = (n: number, step: Step = {}): Step[] => Array.from({ length: n }, () => step);
 
 const SCENARIOS: Scenario[] = [
-  // Options of the wrong type, taken as express-rate-limit takes them: used as given, never refused when built.
+  // Options of the wrong type, taken as express-rate-limit takes them: used as given. (Those it takes and
+  // then fails with on every request, or writes as NaN in a header, are refused when built:
+  // compat/failing-options.test.ts.)
   ...(
     [
-      ['statusCode 42: its errors reach next(err)', { statusCode: 42 }, [200, 200, 500]],
       ["legacyHeaders 'yes': taken for its truth", { legacyHeaders: 'yes' }, [200, 200, 429]],
       ["limit '2': compared as express-rate-limit compares it", { limit: '2' }, [200, 200, 429]],
       ['limit -1: every request refused', { limit: -1 }, [429, 429, 429]],
-      ['limit NaN: no request refused', { limit: Number.NaN }, [200, 200, 200]],
-      ["skip true: its TypeError reaches next(err)", { skip: true }, [500, 500, 500]],
-      ["handler 'deny': its TypeError reaches next(err) on a refusal", { handler: 'deny' }, [200, 200, 500]],
       ["requestPropertyName '': the info goes on req['']", { requestPropertyName: '' }, [200, 200, 429]],
       ['retryAfter -1: sent as given', { retryAfter: -1 }, [200, 200, 429]],
       ['standardHeaders 6: an unsupported draft, no standard headers', { standardHeaders: 6 }, [200, 200, 429]],

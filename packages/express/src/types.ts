@@ -314,7 +314,7 @@ export interface SlowDownOptions
   delayMs?: number | DelayFn;
   /** The longest delay, in ms, or a function of the request returning it. At most 2³¹ − 1. @default 2³¹ − 1 */
   maxDelayMs?: number | ValueDeterminingMiddleware<number>;
-  /** Sends `X-Slow-Down-Delay: <ms>` (the delay applied to this request, `0` when none) on every counted request. @default true */
+  /** ratekit's: sends `X-Slow-Down-Delay: <ms>` (the delay applied to this request, `0` when none) on every counted request. Off by default: express-slow-down sends no such header. @default false */
   delayHeader?: boolean;
   /** As {@link Options.validate}, plus `delayMs` (the warning for a numeric `delayMs`). */
   validate?: boolean | (EnabledValidations & { delayMs?: boolean });

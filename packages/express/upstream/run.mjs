@@ -22,12 +22,12 @@
 // 3. Prints the counts and every failing test; exits 1 when a test fails that differences.json does not
 //    list (each entry names its deliberate difference in docs/migrating/express-rate-limit.md), or when
 //    a listed test passes (the list must stay true). The control run only reports.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fail } from '../../../scripts/lib/throwaway-redis.mjs';
+import { reportAgainst, resolveAnywhere, runJest, shim as writeShim, swcTransform } from './jest-run.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageDir = dirname(here);
@@ -64,10 +64,10 @@ const config = {
   testMatch: ['**/test/library/**/*-test.ts'],
   testEnvironment: 'node',
   testTimeout: 30_000,
-  transform: { '^.+\\.(t|j)sx?$': [requireHere.resolve('@swc/jest', { paths: [repoDir] }), { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }] },
+  transform: swcTransform(repoDir),
   moduleNameMapper: {
     ...Object.fromEntries(Object.entries(targets).map(([name, target]) => [`^\\.\\./\\.\\./source/${name}(\\.js)?$`, target])),
-    '^ratelimit-header-parser$': resolveAnywhere('ratelimit-header-parser'),
+    '^ratelimit-header-parser$': resolveAnywhere('ratelimit-header-parser', packageDir, repoDir),
     // Newer upstream files import their test functions from vitest: jest's own, under vitest's names.
     '^vitest$': shim('vitest.cjs', 'module.exports = { describe, it, test, expect, beforeAll, afterAll, beforeEach, afterEach, vi: jest };\n'),
     '^@ratekit/([a-z-]+)$': join(repoDir, 'packages', '$1', 'src', 'index.ts'),
@@ -76,42 +76,15 @@ const config = {
   },
   modulePaths: [join(packageDir, 'node_modules'), join(repoDir, 'node_modules')],
 };
-const configPath = join(work, 'jest.config.json');
-writeFileSync(configPath, JSON.stringify(config, null, 2));
-const resultsPath = join(work, 'results.json');
-
-const jestBin = join(repoDir, 'node_modules', 'jest', 'bin', 'jest.js');
-const run = spawnSync(
-  process.execPath,
-  [jestBin, '--config', configPath, '-w', '1', '--json', '--outputFile', resultsPath, ...(filter === undefined ? [] : [filter])],
-  { cwd: upstreamDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 },
-);
-if (!existsSync(resultsPath)) fail(`jest produced no results:\n${run.stderr}`);
-const report = JSON.parse(readFileSync(resultsPath, 'utf8'));
-if (!keep) rmSync(work, { recursive: true, force: true });
-
-const results = report.testResults.flatMap((file) => {
-  const name = file.name.slice(testDir.length + 1);
-  if (file.assertionResults.length === 0) return [{ name: `${name}: (the file did not load) ${firstLine(file.message)}`, ok: false }];
-  return file.assertionResults.filter((t) => t.status !== 'pending').map((t) => ({ name: `${name}: ${t.fullName}`, ok: t.status === 'passed', message: firstLine(t.failureMessages?.[0]) }));
+const results = runJest({ repoDir, work, config, testRoot: testDir, filter, keep });
+reportAgainst({
+  title: `express-rate-limit's own tests (${testFiles.length} files) against ${subject}`,
+  results,
+  differences,
+  control,
+  filtered: filter !== undefined,
+  documentedIn: 'docs/migrating/express-rate-limit.md',
 });
-const failed = results.filter((r) => !r.ok);
-console.log(`\nexpress-rate-limit's own tests (${testFiles.length} files) against ${subject}: ${results.length - failed.length} passed, ${failed.length} failed, of ${results.length}`);
-let unexpected = 0;
-for (const r of failed) {
-  const reason = control ? undefined : differences[r.name];
-  if (!control && reason === undefined) unexpected++;
-  const note = control ? '' : reason === undefined ? '   <- NOT a documented difference' : `   (documented: ${reason})`;
-  console.log(`  ✖ ${r.name}${note}${r.message ? `\n      ${r.message}` : ''}`);
-}
-if (control) process.exit(0);
-const stale = filter === undefined ? Object.keys(differences).filter((name) => !failed.some((r) => r.name === name)) : [];
-for (const name of stale) console.log(`  ! listed in differences.json but did not fail: ${name}`);
-if (unexpected > 0 || stale.length > 0) {
-  console.error(`✖ ${unexpected} undocumented failure(s), ${stale.length} stale difference(s)`);
-  process.exit(1);
-}
-console.log(failed.length === 0 ? '✔ every test passed' : '✔ every failure is a documented difference (docs/migrating/express-rate-limit.md)');
 
 /** Ours: the build for the public entry, the compat module that imitates each internal one. */
 function ourTargets() {
@@ -154,24 +127,7 @@ function controlTargets() {
 }
 
 function shim(file, body) {
-  const path = join(work, file);
-  writeFileSync(path, body);
-  return path;
-}
-
-/** A package the test files import, wherever pnpm put it (it may not be hoisted). */
-function resolveAnywhere(name) {
-  for (const base of [packageDir, repoDir]) {
-    try {
-      return createRequire(join(base, 'package.json')).resolve(name);
-    } catch {
-      // not under this base: try the next one
-    }
-  }
-  const store = join(repoDir, 'node_modules', '.pnpm');
-  const dir = existsSync(store) ? readdirSync(store).find((d) => d.startsWith(`${name.replace('/', '+')}@`)) : undefined;
-  if (dir === undefined) fail(`${name} is not installed`);
-  return createRequire(join(store, dir, 'node_modules', name, 'package.json')).resolve(name);
+  return writeShim(work, file, body);
 }
 
 /** As express-rate-limit's: `require()` gives `rateLimit` itself, carrying `.rateLimit`, `.default`, `.MemoryStore` and `.ipKeyGenerator`. */
@@ -182,11 +138,4 @@ function checkCommonJsExport(exported) {
   if (typeof exported.MemoryStore !== 'function') problems.push('.MemoryStore is missing');
   if (exported.ipKeyGenerator?.('2001:db8::1:2:3:4') !== '2001:db8::/56') problems.push('.ipKeyGenerator is missing or wrong');
   if (problems.length > 0) fail(`require('@ratekit/express'): ${problems.join('; ')}`);
-}
-
-function firstLine(text) {
-  if (typeof text !== 'string') return '';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips jest's ANSI colours
-  // eslint-disable-next-line no-control-regex -- strips ANSI colour codes (ESC [ … m) from the test runner's output
-  return (text.replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 240);
 }

@@ -40,3 +40,5 @@ export { findInitdb, postgresService, startPostgres } from './postgres-server.js
 export type { LocalPostgres, StartPostgresOptions } from './postgres-server.js';
 export { memcachedService, startMemcached } from './memcached-server.js';
 export type { LocalMemcached, StartMemcachedOptions } from './memcached-server.js';
+export { checkWrongOptions, describeValue, nonFiniteHeaders, wrongOptionProblem, wrongValue } from './wrong-options.js';
+export type { WrongOptionOutcome, WrongOptionsCheck } from './wrong-options.js';

@@ -14,7 +14,7 @@ export interface Counted {
   readonly next: NextFunction;
   readonly info: RateLimitInfo;
   readonly totalHits: number;
-  /** Settles the middleware's promise: call it when the outcome has answered without `next` (the handler's work is done, or the client left). */
+  /** Settles the middleware's promise: call it when the outcome has answered without `next` (the handler's work is done), or has set a timer to call it later (slowDown's hold). */
   readonly done: () => void;
 }
 
@@ -114,16 +114,21 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
         const info = publish(req, key, totalHits, limitValue, resetTime);
         const nowMs = config.now();
         const state: CountedState = { limit: limitValue, remaining: info.remaining, resetTime, key: String(key) };
-        if (config.legacyHeaders && !res.headersSent) writeLegacyCounterHeaders(res, state, nowMs);
+        // A `limit` function's answer whose number is NaN or ±Infinity has no place in a header: this
+        // response goes without the ones that carry it (express-rate-limit writes `NaN`, `Infinity`).
+        const describable = Number.isFinite(Number(limitValue));
+        if (describable && config.legacyHeaders && !res.headersSent) writeLegacyCounterHeaders(res, state, nowMs);
         after(
-          standardHeaders(req, res, state, nowMs),
+          describable ? standardHeaders(req, res, state, nowMs) : undefined,
           () => {
             if (watch !== undefined) uncountWhenSkipped(req, res, watch, config, uncounter(key, resetTime));
             if (outcome.refuses && totalHits > limitValue && config.standard.retryAfter) {
               after(
                 typeof config.retryAfter === 'function' ? config.retryAfter(req, res) : config.retryAfter,
                 (seconds) => {
-                  if (!res.headersSent) res.setHeader('Retry-After', String(seconds ?? counterRetryAfter(state, config.windowMs, config.now())));
+                  // A `retryAfter` function answering NaN or ±Infinity: the computed seconds instead.
+                  const given = typeof seconds === 'number' && !Number.isFinite(seconds) ? undefined : seconds;
+                  if (!res.headersSent) res.setHeader('Retry-After', String(given ?? counterRetryAfter(state, config.windowMs, config.now())));
                   outcome.settle({ req, res, next, info, totalHits, done }, fail);
                 },
                 fail,
@@ -153,8 +158,9 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
       return;
     }
     const name = typeof config.identifier === 'function' ? config.identifier(req, res) : config.identifier;
-    const write = (resolved: string) => {
-      if (!res.headersSent) writeStandardCounterHeaders(res, draft, state, config.windowMs, resolved, nowMs);
+    // Made a string as express-rate-limit's `"${name}"` does.
+    const write = (resolved: unknown) => {
+      if (!res.headersSent) writeStandardCounterHeaders(res, draft, state, config.windowMs, String(resolved), nowMs);
     };
     if (isThenable(name)) return Promise.resolve(name).then(write);
     write(name);
@@ -177,8 +183,8 @@ export function counterMiddleware(config: CounterConfig, outcome: Outcome): (req
    */
   const general = (req: Request, res: Response, next: NextFunction, keyed?: PromiseLike<unknown>): Promise<void> => {
     // The promise express-rate-limit's middleware returns: it settles once the request has been passed
-    // on (`next()`, `next(err)`) or answered by the handler, and, when the response has already ended by
-    // then, once the skip options have taken the hit back. It never rejects.
+    // on (`next()`, `next(err)`), answered by the handler or (slowDown) held on a timer, and, when the
+    // response has already ended by then, once the skip options have taken the hit back. It never rejects.
     const { done, settle, proceed } = settlingNext(next);
     const fail = (error: unknown) => proceed(error);
     let watch: ResponseWatch | undefined;

@@ -178,23 +178,18 @@ describe('resolveOptions', () => {
 
   describe('with an option of the wrong type, in express-rate-limit mode', () => {
     // express-rate-limit accepts these: its checks log what they log, and each value is used as given
-    // (so a bad one fails per request, into next(err), or is taken for its truth).
+    // (taken for its truth, or compared as its arithmetic compares it). The values it takes and then
+    // fails with on every request are refused when built: see failing-options.test.ts.
     const table: Array<[string, RateLimitOptions]> = [
       ['windowMs "1m"', { windowMs: '1m' as never }],
       ['limit -1', { limit: -1 }],
-      ['limit NaN', { limit: Number.NaN }],
       ['max "5"', { max: '5' as never }],
       ['standardHeaders 6', { standardHeaders: 6 as never }],
       ["legacyHeaders 'yes'", { legacyHeaders: 'yes' as never }],
-      ['a keyGenerator string', { keyGenerator: 'ip' as never }],
       ['ipv6Subnet 0', { ipv6Subnet: 0 }],
       ['ipv6Subnet 129', { ipv6Subnet: 129 }],
       ['ipv6Subnet true', { ipv6Subnet: true as never }],
-      ['a skip boolean', { skip: true as never }],
-      ['a handler string', { handler: 'deny' as never }],
-      ['statusCode 42', { statusCode: 42 }],
       ['statusCode 600', { statusCode: 600 }],
-      ['statusCode 429.5', { statusCode: 429.5 }],
       ['an empty requestPropertyName', { requestPropertyName: '' }],
       ['skipFailedRequests 1', { skipFailedRequests: 1 as never }],
       ['skipSuccessfulRequests "true"', { skipSuccessfulRequests: 'true' as never }],

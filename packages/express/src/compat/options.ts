@@ -13,6 +13,7 @@ import {
 import type { Request, Response } from 'express';
 import type { CommonConfig, Flavour, KeyFunction, StandardHeaderSetting } from '../common-config.js';
 import { ConsoleLogger as consoleLogger } from './console-logger.js';
+import { refuseWhatCanOnlyFail } from './failing-options.js';
 import { defaultHandler } from './handler.js';
 import { defaultKeyGenerator } from './key.js';
 import { attachValidations, MemoryStore, type SyncCounter, syncCounter } from './memory-store.js';
@@ -123,8 +124,20 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   if (strict && retryAfter !== undefined && typeof retryAfter !== 'function' && (typeof retryAfter !== 'number' || !Number.isFinite(retryAfter) || retryAfter < 0)) {
     throw new RateKitOptionError('retryAfter', 'a number of seconds >= 0 or a function of the request', retryAfter);
   }
-  const identifier = options.identifier ?? ((req: Request) => defaultPolicyName((req as unknown as Record<string, RateLimitInfo>)[requestPropertyName]!.limit, windowMs));
+  let identifier = options.identifier ?? ((req: Request) => defaultPolicyName((req as unknown as Record<string, RateLimitInfo>)[requestPropertyName]!.limit, windowMs));
   if (strict && typeof identifier !== 'function') assertPolicyName('identifier', identifier);
+  if (!strict) {
+    // Values express-rate-limit takes and then fails with, on every request or in every header.
+    const refuses = !flavour.ownOptions.includes('handler'); // slowDown refuses nothing: its `handler` is its own
+    const checked = refuseWhatCanOnlyFail(options, {
+      headersOn: legacyHeaders || standard.draft !== false,
+      retryAfterSent: standard.retryAfter,
+      draft8: standard.draft === 'draft-8',
+      defaultHandler: options.handler === undefined,
+      refuses,
+    });
+    if (options.identifier !== undefined) identifier = checked.identifier as typeof identifier;
+  }
 
   const keyGenerator = (options.keyGenerator as KeyFunction | undefined) ?? defaultKeyGenerator(ipv6Subnet, validations);
   const common = {

@@ -1,4 +1,4 @@
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RateKitOptionError } from '@ratekit/core';
@@ -91,7 +91,7 @@ describe.each([
 
     it('holds each request over delayAfter for its delay, then serves it', async () => {
       let t = T0;
-      const app = appWith(slowDown({ windowMs: 10_000, delayAfter: 2, maxDelayMs: 2_500, now: () => t, logger: quiet }), express);
+      const app = appWith(slowDown({ windowMs: 10_000, delayAfter: 2, maxDelayMs: 2_500, delayHeader: true, now: () => t, logger: quiet }), express);
       const seen: Array<[number, number]> = [];
       for (const [at, delay] of timeline) {
         t = T0 + at;
@@ -155,13 +155,18 @@ describe.each([
   describe('headers', () => {
     beforeEach(() => fakeTimers(false));
 
-    it('sends no rate-limit headers by default, and no X-Slow-Down-Delay with delayHeader: false', async () => {
-      const app = appWith(slowDown({ delayAfter: 0, delayMs: () => 10, delayHeader: false, now: () => T0, logger: quiet }), express);
+    it('sends no rate-limit headers and no X-Slow-Down-Delay by default, as express-slow-down', async () => {
+      const app = appWith(slowDown({ delayAfter: 0, delayMs: () => 10, now: () => T0, logger: quiet }), express);
       const held = await send(app);
       expect(held.heldMs).toBe(10);
       expect(held.rawHeaders.filter((_v, i) => i % 2 === 0).filter((name) => /ratelimit|retry-after|slow-down/i.test(name))).toEqual([]);
     });
 
+    it('sends X-Slow-Down-Delay on every counted response with delayHeader: true (0 when not held)', async () => {
+      const app = appWith(slowDown({ delayAfter: 1, delayMs: () => 10, delayHeader: true, now: () => T0, logger: quiet }), express);
+      expect((await send(app)).delayHeader).toBe('0');
+      expect(await send(app)).toMatchObject({ heldMs: 10, delayHeader: '10' });
+    });
   });
 });
 
@@ -169,7 +174,7 @@ describe('slowDown headers when turned on', () => {
   beforeEach(() => fakeTimers(false));
 
   it('legacy and draft-7 headers describe delayAfter; no Retry-After', async () => {
-    const app = appWith(slowDown({ windowMs: 60_000, delayAfter: 1, delayMs: () => 10, legacyHeaders: true, standardHeaders: 'draft-7', now: () => T0, logger: quiet }));
+    const app = appWith(slowDown({ windowMs: 60_000, delayAfter: 1, delayMs: () => 10, legacyHeaders: true, standardHeaders: 'draft-7', delayHeader: true, now: () => T0, logger: quiet }));
     await send(app);
     const held = await send(app);
     const headers = Object.fromEntries(held.rawHeaders.flatMap((v, i, all) => (i % 2 === 0 ? [[v.toLowerCase(), all[i + 1]]] : [])));
@@ -220,10 +225,10 @@ describe('slowDown when the client disconnects', () => {
 describe('slowDown against express-slow-down', () => {
   beforeEach(() => fakeTimers(true));
 
-  it('holds the same requests as long, answers the same bytes (delayHeader off), and fills the same req.slowDown', async () => {
+  it('holds the same requests as long, answers the same bytes, and fills the same req.slowDown', async () => {
     const options: SlowDownOptions = { windowMs: 10_000, delayAfter: 2, delayMs: (used: number) => (used - 2) * 250, maxDelayMs: 600, logger: quiet };
     const results = [];
-    for (const build of [() => realSlowDown(options as never), () => slowDown({ ...options, delayHeader: false })]) {
+    for (const build of [() => realSlowDown(options as never), () => slowDown(options)]) {
       jest.setSystemTime(T0);
       const app = appWith(build() as express5.RequestHandler);
       const seen = [];
@@ -236,6 +241,21 @@ describe('slowDown against express-slow-down', () => {
     }
     expect(results[0]!.map((r) => r.heldMs)).toEqual([0, 0, 250, 500, 600, 0]);
     expect(results[1]).toEqual(results[0]);
+  });
+
+  it('settles its promise as express-slow-down’s does: once a held request’s timer is set, not when the delay has run', async () => {
+    for (const build of [realSlowDown, slowDown]) {
+      const middleware = build({ delayAfter: 0, delayMs: () => 200, validate: false, logger: quiet } as never) as unknown as (req: unknown, res: unknown, next: () => void) => Promise<void>;
+      const req = Object.assign(new EventEmitter(), { ip: '10.0.0.1', app: { get: () => false }, headers: {} });
+      const next = jest.fn();
+      await middleware(req, new EventEmitter(), next);
+      expect(jest.getTimerCount()).toBe(1);
+      expect(next).not.toHaveBeenCalled();
+      jest.advanceTimersByTime(199);
+      expect(next).not.toHaveBeenCalled();
+      jest.advanceTimersByTime(1);
+      expect(next).toHaveBeenCalledTimes(1);
+    }
   });
 
   it('logs express-slow-down’s WRN_ESD_DELAYMS warning, word for word, for a numeric delayMs', () => {

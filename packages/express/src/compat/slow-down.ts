@@ -33,11 +33,14 @@ class ExpressSlowDownWarning extends ValidationError {}
  * same for each; a function of the hits so far: e.g. the default,
  * `(used - delayAfter) × 1000`), at most `maxDelayMs`, then passed on. The
  * wait is a timer, cancelled when the client disconnects (the request never
- * reaches the next handler). Nothing is ever refused.
+ * reaches the next handler). Nothing is ever refused. As express-slow-down's,
+ * the middleware's promise settles once the request is passed on, or, for a
+ * held one, once its timer is set (not when the delay has run).
  *
- * The delay is visible: `X-Slow-Down-Delay: <ms>` on every counted response
- * (`0` when not held; `delayHeader: false` turns it off), and on
- * `req.slowDown` (`{ limit: delayAfter, used, remaining, resetTime, key, delay }`).
+ * The delay is on `req.slowDown` (`{ limit: delayAfter, used, remaining,
+ * resetTime, key, delay }`), and, with `delayHeader: true` (ratekit's; off by
+ * default, as express-slow-down sends no such header), in
+ * `X-Slow-Down-Delay: <ms>` on every counted response (`0` when not held).
  * With `legacyHeaders` / `standardHeaders` on, the RateLimit headers describe
  * `delayAfter` as the limit (never a `Retry-After`).
  *
@@ -60,7 +63,7 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
   if (typeof options.maxDelayMs === 'number' && options.maxDelayMs > MAX_DELAY_MS) {
     throw new Error(`The 'maxDelayMs' option cannot be greater than ${MAX_DELAY_MS} due to Node.js setTimeout limits.`);
   }
-  const { delayAfter = 1, delayMs, maxDelayMs = MAX_DELAY_MS, delayHeader = true } = options;
+  const { delayAfter = 1, delayMs, maxDelayMs = MAX_DELAY_MS, delayHeader = false } = options;
   checkFunctionOrNumber('delayAfter', delayAfter, DELAY_AFTER);
   checkFunctionOrNumber('delayMs', delayMs ?? 0, 'a number of milliseconds or a function (used, req, res)');
   checkFunctionOrNumber('maxDelayMs', maxDelayMs, MAX_DELAY);
@@ -100,7 +103,12 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
     },
   };
 
-  /** Records the delay, shows it, and passes the request on once it has passed (never, if the client leaves first). */
+  /**
+   * Records the delay, shows it when asked, and passes the request on once it has passed (never, if
+   * the client leaves first). The middleware's promise settles once the timer is set, as
+   * express-slow-down's does (its handler returns then): whoever awaits the middleware, e.g. a test
+   * on fake timers, gets control back to advance the clock.
+   */
   function hold({ req, res, next, done }: Counted, delay: number): void {
     (req as unknown as Record<string, SlowDownInfo>)[config.requestPropertyName]!.delay = delay;
     if (delayHeader && !res.headersSent) res.setHeader(DELAY_HEADER, String(Math.ceil(delay)));
@@ -109,10 +117,8 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
       return;
     }
     const timer = setTimeout(() => next(), delay);
-    res.once('close', () => {
-      clearTimeout(timer);
-      done();
-    });
+    res.once('close', () => clearTimeout(timer));
+    done();
   }
 
   return withInstanceMethods(counterMiddleware(config, outcome), config);

@@ -1,6 +1,7 @@
 import { parse } from '@lukeed/ms';
 import { resolveStoreTimeoutMs } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
+import { refuseWhatCanOnlyFail } from './failing-options.js';
 import { normalizeIPv6Subnet } from './normalize-ip.js';
 
 /** @fastify/rate-limit 11's defaults. */
@@ -89,8 +90,11 @@ const noop: Hook = () => {};
  * value that was given but is unusable (a NaN or negative `max` or
  * `timeWindow`, a `timeWindow` string `@lukeed/ms` cannot read) is also
  * reported through `warn` (Fastify's logger), which upstream does not do.
+ *
+ * @throws {RateKitOptionError} for a value that can only fail (see {@link refuseWhatCanOnlyFail})
  */
 export function resolvePluginParams(settings: Readonly<Record<string, unknown>>, warn: Warn): CompatParams {
+  refuseWhatCanOnlyFail(settings, '', 'plugin');
   const enableDraftSpec = settings.enableDraftSpec === true;
   const labels = enableDraftSpec ? DRAFT_LABELS : LEGACY_LABELS;
   const fn = <T>(value: unknown, fallback: T): T => (typeof value === 'function' ? (value as T) : fallback);
@@ -126,9 +130,11 @@ export function resolvePluginParams(settings: Readonly<Record<string, unknown>>,
  *
  * @param routeInfo - the route's options (`{}` for `rateLimit()`/`createRateLimit()`), handed to `store.child()`
  * @throws {Error} `groupId must be a string`, as upstream, when `groupId` is given but is not a string
+ * @throws {RateKitOptionError} for a value that can only fail (see {@link refuseWhatCanOnlyFail}), e.g. `onExceeding: 1`
  */
 export function mergeRouteParams(plugin: CompatParams, route: Readonly<Record<string, unknown>>, routeInfo: object, where: string, warn: Warn): CompatParams & { routeInfo: object } {
   if (route.groupId !== undefined && typeof route.groupId !== 'string') throw new Error('groupId must be a string');
+  refuseWhatCanOnlyFail(route, where, 'route');
   const merged = { ...plugin, ...route, routeInfo };
   return {
     ...merged,
@@ -165,6 +171,15 @@ function resolveBan(value: unknown): number {
 }
 
 function fallbackMessage(option: string, expected: string, given: unknown, fallback: number): string {
-  const shown = typeof given === 'string' ? JSON.stringify(given) : typeof given === 'function' ? 'a function' : String(given);
+  const shown = typeof given === 'string' ? JSON.stringify(given) : typeof given === 'function' ? 'a function' : printable(given);
   return `[@ratekit/fastify] \`${option}\` should be ${expected}, got ${shown}: using the default, ${fallback} (as @fastify/rate-limit does)`;
+}
+
+/** `String(value)`, or `an object` for one that cannot become a string (a null prototype). */
+function printable(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return 'an object';
+  }
 }

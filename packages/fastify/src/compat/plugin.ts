@@ -120,7 +120,8 @@ function routeHookOf(limiter: Limiter, route: RouteOptions) {
   const local = store as LocalStore;
   const limit = max;
   const windowMs = timeWindow;
-  const list = allowList;
+  // A falsy allowList is none, as upstream's `if (params.allowList)`.
+  const list = (allowList || null) as readonly unknown[] | null;
   const passLimit = Boolean(params.addHeadersOnExceeding[labels.rateLimit]);
   const passRemaining = Boolean(params.addHeadersOnExceeding[labels.rateRemaining]);
   const passReset = Boolean(params.addHeadersOnExceeding[labels.rateReset]);
@@ -221,7 +222,8 @@ async function check(limiter: Limiter, request: FastifyRequest, increment: boole
   if (groupId) key = (key as string) + String(groupId);
 
   const { allowList } = params;
-  if (typeof allowList === 'function' ? await allowList(request, key as string) : allowList?.includes(key)) return { isAllowed: true, key };
+  // A falsy allowList is none, as upstream's `if (params.allowList)`.
+  if (typeof allowList === 'function' ? await allowList(request, key as string) : allowList ? allowList.includes(key) : false) return { isAllowed: true, key };
 
   const max = typeof params.max === 'number' ? params.max : await params.max(request, key as string);
   const timeWindow = typeof params.timeWindow === 'number' ? params.timeWindow : await params.timeWindow(request, key as string);

@@ -1,5 +1,6 @@
 import { RateKitOptionError, resolveStoreTimeoutMs } from '@ratekit/core';
 import type { Driver } from './drivers.js';
+import { refuseWhatCanOnlyFail } from './failing-options.js';
 import { DEFAULT_MAX_KEYS, MemoryDriver } from './memory-driver.js';
 import { isIoRedis, RedisDriver } from './redis-driver.js';
 
@@ -44,7 +45,8 @@ export interface CompatParams<TContext> {
  * @throws {RateKitOptionError} when the driver cannot work (an unknown
  * `driver`, `'redis'` without an ioredis client, `'memory'` with a `db`
  * that is not a Map; koa-ratelimit fails every request instead), or for a
- * bad `storeTimeoutMs` or `maxKeys` (ratekit's options).
+ * bad `storeTimeoutMs` or `maxKeys` (ratekit's options), or a value that can only
+ * fail (see {@link refuseWhatCanOnlyFail}: `id: 1`, `duration: NaN`, …).
  * @throws {TypeError} when `headers` is `null` (as koa-ratelimit).
  */
 export function resolveCompatOptions<TContext>(options: Readonly<Record<string, unknown>>): CompatParams<TContext> {
@@ -52,6 +54,7 @@ export function resolveCompatOptions<TContext>(options: Readonly<Record<string, 
   if (unknown.length > 0) {
     process.emitWarning(`ratelimit(): unknown option(s) ${unknown.map((n) => `\`${n}\``).join(', ')} ignored, as koa-ratelimit ignores them`, { code: 'RATEKIT_KOA_UNKNOWN_OPTION' });
   }
+  refuseWhatCanOnlyFail(options);
   const max = (options.max ?? DEFAULTS.max) as number;
   const duration = (options.duration ?? DEFAULTS.duration) as number;
   const headers = (options.headers === undefined ? DEFAULT_HEADERS : options.headers) as Record<string, string | undefined>;

@@ -1,0 +1,90 @@
+// What the runners of express-rate-limit's and express-slow-down's own tests (run.mjs, slow-down.mjs)
+// share: a jest run over fetched test files with a generated config, and the report that compares its
+// failures with a differences file.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fail } from '../../../scripts/lib/throwaway-redis.mjs';
+
+/**
+ * Runs jest once over `config` (written to `work`), every file in one process (-w 1), and returns one
+ * `{ name, ok, message }` per test that ran, named `<file relative to testRoot>: <full name>`; a file
+ * that did not load is one failed entry.
+ */
+export function runJest({ repoDir, work, config, testRoot, filter, keep }) {
+  const configPath = join(work, 'jest.config.json');
+  writeFileSync(configPath, JSON.stringify(config, null, 2));
+  const resultsPath = join(work, 'results.json');
+  const jestBin = join(repoDir, 'node_modules', 'jest', 'bin', 'jest.js');
+  const run = spawnSync(
+    process.execPath,
+    [jestBin, '--config', configPath, '-w', '1', '--json', '--outputFile', resultsPath, ...(filter === undefined ? [] : [filter])],
+    { cwd: config.rootDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 },
+  );
+  if (!existsSync(resultsPath)) fail(`jest produced no results:\n${run.stderr}`);
+  const report = JSON.parse(readFileSync(resultsPath, 'utf8'));
+  if (!keep) rmSync(work, { recursive: true, force: true });
+  return report.testResults.flatMap((file) => {
+    const name = file.name.slice(testRoot.length + 1);
+    if (file.assertionResults.length === 0) return [{ name: `${name}: (the file did not load) ${firstLine(file.message)}`, ok: false }];
+    return file.assertionResults.filter((t) => t.status !== 'pending').map((t) => ({ name: `${name}: ${t.fullName}`, ok: t.status === 'passed', message: firstLine(t.failureMessages?.[0]) }));
+  });
+}
+
+/**
+ * Prints the counts and every failure, each with its entry in `differences` (name → why). Unless
+ * `control`, exits 1 when a test fails that `differences` does not list, or a listed one passes (the
+ * list must stay true; not checked when a filter ran part of the suite).
+ */
+export function reportAgainst({ title, results, differences, control, filtered, documentedIn }) {
+  const failed = results.filter((r) => !r.ok);
+  console.log(`\n${title}: ${results.length - failed.length} passed, ${failed.length} failed, of ${results.length}`);
+  let unexpected = 0;
+  for (const r of failed) {
+    const reason = control ? undefined : differences[r.name];
+    if (!control && reason === undefined) unexpected++;
+    const note = control ? '' : reason === undefined ? '   <- NOT a documented difference' : `   (documented: ${reason})`;
+    console.log(`  ✖ ${r.name}${note}${r.message ? `\n      ${r.message}` : ''}`);
+  }
+  if (control) return;
+  const stale = filtered ? [] : Object.keys(differences).filter((name) => !failed.some((r) => r.name === name));
+  for (const name of stale) console.log(`  ! listed in the differences but did not fail: ${name}`);
+  if (unexpected > 0 || stale.length > 0) {
+    console.error(`✖ ${unexpected} undocumented failure(s), ${stale.length} stale difference(s)`);
+    process.exit(1);
+  }
+  console.log(failed.length === 0 ? '✔ every test passed' : `✔ every failure is a documented difference (${documentedIn})`);
+}
+
+/** Writes `body` to `work/file` and returns its path: a module the generated config maps an import to. */
+export function shim(work, file, body) {
+  const path = join(work, file);
+  writeFileSync(path, body);
+  return path;
+}
+
+/** A package the test files import, wherever pnpm put it (it may not be hoisted). */
+export function resolveAnywhere(name, packageDir, repoDir) {
+  for (const base of [packageDir, repoDir]) {
+    try {
+      return createRequire(join(base, 'package.json')).resolve(name);
+    } catch {}
+  }
+  const store = join(repoDir, 'node_modules', '.pnpm');
+  const dir = existsSync(store) ? readdirSync(store).find((d) => d.startsWith(`${name.replace('/', '+')}@`)) : undefined;
+  if (dir === undefined) fail(`${name} is not installed`);
+  return createRequire(join(store, dir, 'node_modules', name, 'package.json')).resolve(name);
+}
+
+/** The repository's own transform: @swc/jest, TypeScript to CommonJS. */
+export function swcTransform(repoDir) {
+  const swcJest = createRequire(join(repoDir, 'package.json')).resolve('@swc/jest');
+  return { '^.+\\.(t|j)sx?$': [swcJest, { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }] };
+}
+
+function firstLine(text) {
+  if (typeof text !== 'string') return '';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips jest's ANSI colours
+  return (text.replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 240);
+}
