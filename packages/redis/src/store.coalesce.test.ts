@@ -148,6 +148,25 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         expect((await commandCalls(admin)).fcall).toBe(2);
       });
 
+      it('under load, one FCALL per iteration: after an iteration whose decisions joined its first, the next one\'s first waits with them; an iteration of one decision opens again', async () => {
+        const { client, called } = spied(connection.client);
+        const store = redisStore({ client });
+        const ns = freshNamespace();
+        const policy = limits({ limit: 100, windowMs: 60_000 });
+        const iteration = (n: number) => inOnePollPhase(n, () => ask(store, { namespace: ns, limits: policy }));
+        await iteration(4);
+        expect(called).toEqual(['lone', 'batch']);
+        await iteration(4);
+        await iteration(4);
+        expect(called).toEqual(['lone', 'batch', 'batch', 'batch']);
+        // One decision in its iteration: held to the check phase once (sent alone), then at once again.
+        await iteration(1);
+        expect(called).toEqual(['lone', 'batch', 'batch', 'batch', 'lone']);
+        const lone = ask(store, { namespace: ns, limits: policy });
+        expect(called).toEqual(['lone', 'batch', 'batch', 'batch', 'lone', 'lone']);
+        expect((await lone).remaining).toBe(100 - 14);
+      });
+
       it('a batch that reaches maxBatchSize is sent at once, before the check phase; the rest of the iteration at the check phase', async () => {
         const { client, called } = spied(connection.client);
         const store = redisStore({ client, maxBatchSize: 3 });
@@ -266,18 +285,19 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         expect((await limiter.peek('k')).remaining).toBe(6);
       });
 
-      it('on a client without FCALL, a turn is an EVALSHA of the script, then one of the batch script', async () => {
+      it('on a client without FCALL, a busy iteration is one EVALSHA of the batch script', async () => {
         const ns = freshNamespace();
         const { client } = spied(connection.client, { scriptOnly: true });
         const store = redisStore({ client });
         const policy = limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 });
-        // The first batch loads the batch script (EVALSHA, NOSCRIPT, EVAL).
+        // The first batch loads the batch script (EVALSHA, NOSCRIPT, EVAL); decisions joined the
+        // first, so the next iteration's first waits with the others: one call.
         await Promise.all([1, 2, 3].map(() => ask(store, { namespace: ns, limits: policy, key: 'warm' })));
         await admin.configResetStat();
         const decisions = await Promise.all(Array.from({ length: 6 }, () => ask(store, { namespace: ns, limits: policy })));
         expect(decisions.map((d) => d.remaining)).toEqual([9, 8, 7, 6, 5, 4]);
         const calls = await commandCalls(admin);
-        expect([calls.evalsha, calls.eval, calls.fcall]).toEqual([2, undefined, undefined]);
+        expect([calls.evalsha, calls.eval, calls.fcall]).toEqual([1, undefined, undefined]);
       });
 
       it('after FUNCTION FLUSH, a batch loads the library again and is decided', async () => {
@@ -325,8 +345,8 @@ describeWithService(redisClusterService, 'redisStore coalescing on a Redis Clust
         const decisions = await Promise.all(asked);
         expect(decisions.map((d) => d.remaining)).toEqual([...keys.map(() => 9), ...keys.map(() => 8), ...keys.map(() => 7)]);
         const slots = new Set(keys.map((key) => calculateSlot(store.keysFor(key, ns, policy)[0]!)));
-        // The first alone; then one batch per slot (k0's slot holds its other two decisions).
-        expect(called.filter((c) => c === 'lone')).toHaveLength(1);
+        // The peeks' iteration was busy, so this one's first waits with the others: one batch per slot.
+        expect(called.filter((c) => c === 'lone')).toHaveLength(0);
         expect(batchKeys).toHaveLength(slots.size);
         for (const batch of batchKeys) expect(new Set(batch.map((key) => calculateSlot(key))).size).toBe(1);
       } finally {

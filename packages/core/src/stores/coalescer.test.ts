@@ -22,7 +22,28 @@ describe('turnCoalescer: the batch window is one iteration of the event loop', (
     expect(sent).toEqual([]); // not at a tick: at the check phase
     await checkPhase();
     expect(sent).toEqual([['b', 'c', 'd']]);
-    // The next iteration's first goes at once again.
+  });
+
+  it('under load, the first decision waits with the others (one batch per iteration) until an iteration asks one decision alone', async () => {
+    const sent: string[][] = [];
+    const turns = turnCoalescer<Item>(64, (batch) => sent.push(batch.map((i) => i.name)));
+    // An iteration of one decision: the next first goes at once too.
+    expect(turns.first()).toBe(true);
+    await checkPhase();
+    expect(turns.first()).toBe(true);
+    turns.add(item('b'));
+    await checkPhase();
+    // Decisions joined the first: the next iteration's first waits for the check phase with the rest.
+    expect(turns.first()).toBe(false);
+    turns.add(item('c'));
+    turns.add(item('d'));
+    await checkPhase();
+    expect(sent).toEqual([['b'], ['c', 'd']]);
+    // An iteration of one decision (held, then sent alone) opens again.
+    expect(turns.first()).toBe(false);
+    turns.add(item('e'));
+    await checkPhase();
+    expect(sent).toEqual([['b'], ['c', 'd'], ['e']]);
     expect(turns.first()).toBe(true);
   });
 

@@ -8,9 +8,10 @@ export interface Pending {
  * The batching of a remote store's decisions by iteration of the event loop
  * (`coalesce` of @ratekit/redis and @ratekit/postgres):
  *
- * - the first decision asked while no batch is scheduled goes **at once**,
- *   alone: {@link TurnCoalescer.first} returns `true` and the store sends it
- *   itself, so a decision alone waits for nothing (no timer, no tick);
+ * - the first decision of an iteration goes **at once**, alone:
+ *   {@link TurnCoalescer.first} returns `true` and the store sends it itself,
+ *   so a decision alone waits for nothing (no timer, no tick, no
+ *   `setImmediate`);
  * - the decisions asked after it wait ({@link TurnCoalescer.add}) until the
  *   `setImmediate` that `first` scheduled: the check phase of the same
  *   iteration, after the poll phase has run every I/O callback that was
@@ -18,11 +19,18 @@ export interface Pending {
  *   decisions (one group per hash slot on a Redis Cluster, per policy on
  *   PostgreSQL) go to `send` in the order they were asked;
  * - a group that reaches `maxBatchSize` goes to `send` at once, without
- *   waiting for the check phase.
+ *   waiting for the check phase;
+ * - **under load**, when decisions joined the previous iteration's first,
+ *   the first decision waits with the others (`first` returns `false`): one
+ *   batch per iteration, instead of a lone call and a batch. An iteration
+ *   that asks one decision (sent alone at its check phase) opens again, and
+ *   so does one after which nothing joined.
  *
- * So each iteration sends at most one decision alone, then batches. `send`
- * gets at least one decision, and sends a lone one as it likes; it should
- * not throw (a throw rejects each decision of the batch with it).
+ * A lone decision in an idle process is thus sent at once, and a busy
+ * process sends one call per iteration (per group): bench/notes/coalescing.md
+ * measures both rules. `send` gets at least one decision, and sends a lone
+ * one as it likes; it should not throw (a throw rejects each decision of the
+ * batch with it).
  *
  * @example
  * ```ts
@@ -34,9 +42,13 @@ export interface Pending {
  * ```
  */
 export interface TurnCoalescer<T extends Pending> {
-  /** `true` when no batch is scheduled: the caller sends this decision at once, and a batch is scheduled for the ones after it. */
+  /**
+   * Schedules the iteration's batch if it is not yet. `true`: this is the
+   * iteration's first decision and the coalescer is open (not under load):
+   * the caller sends it at once, alone. `false`: the caller {@link add}s it.
+   */
   first(): boolean;
-  /** Queues a decision asked after the first (when {@link first} returned `false`). */
+  /** Queues a decision (when {@link first} returned `false`). */
   add(item: T): void;
   /** Sends every queued decision now (a store's `dispose`): none is left waiting for the check phase. */
   flush(): void;
@@ -52,6 +64,9 @@ export interface TurnCoalescer<T extends Pending> {
  */
 export function turnCoalescer<T extends Pending>(maxBatchSize: number, send: (batch: T[]) => void, groupOf?: (item: T) => unknown, onTurnEnd?: () => void): TurnCoalescer<T> {
   let scheduled = false;
+  // Whether the next iteration's first decision goes at once; how many joined this iteration's batches.
+  let open = true;
+  let joined = 0;
   // Without groups, one array; with groups, one per group, in the order they appeared.
   let single: T[] = [];
   const groups = new Map<unknown, T[]>();
@@ -77,7 +92,12 @@ export function turnCoalescer<T extends Pending>(maxBatchSize: number, send: (ba
   };
   const endOfTurn = () => {
     scheduled = false;
+    const waited = joined;
+    joined = 0;
     flush();
+    // Under load (decisions joined the first), the next iteration's first waits with the others:
+    // one call per iteration. An iteration with a lone decision opens again.
+    open = open ? waited === 0 : waited <= 1;
     onTurnEnd?.();
   };
 
@@ -86,9 +106,10 @@ export function turnCoalescer<T extends Pending>(maxBatchSize: number, send: (ba
       if (scheduled) return false;
       scheduled = true;
       setImmediate(endOfTurn);
-      return true;
+      return open;
     },
     add(item) {
+      joined++;
       if (groupOf === undefined) {
         single.push(item);
         if (single.length >= maxBatchSize) {
