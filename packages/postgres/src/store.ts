@@ -71,9 +71,10 @@ export interface PostgresStoreOptions extends SchemaOptions {
    * decision, in order (sorted by namespace and key, stably, so that two
    * statements lock rows in the same order and cannot deadlock; a key's
    * decisions keep their order), in one transaction: one commit for all. The
-   * first decision of an iteration goes at once, alone. When the statement
-   * fails with a PostgreSQL error (it was rolled back: nothing was charged),
-   * each of its decisions runs again
+   * first decision of an iteration goes at once, alone (under load, when
+   * decisions joined the previous iteration's first, it waits with the
+   * others). When the statement fails with a PostgreSQL error (it was
+   * rolled back: nothing was charged), each of its decisions runs again
    * alone, so one decision's failure fails it alone. The statement holds the
    * row locks of its decisions until it commits. `false`: one statement per
    * decision.
@@ -293,7 +294,7 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[]) WITH
 
   function evaluate(request: EvaluateRequest): Promise<Decision> {
     if (!coalesce) return evaluateOne(request);
-    // The first decision of an iteration goes at once, alone: a decision alone waits for nothing.
+    // The first decision of an iteration goes at once, alone (unless under load): a decision alone waits for nothing.
     if (turns.first()) {
       const decision = evaluateOne(request);
       sent.push({ keys: new Set([keyOf(request)]), done: decision.catch(() => undefined) });

@@ -96,7 +96,9 @@ export interface RedisStoreOptions {
    * EVALSHA of the batch script), which decides them in order, each
    * atomically and exactly as it would alone, and answers each one. On a
    * cluster, one call per hash slot. A group that reaches `maxBatchSize` is
-   * sent at once. A decision alone in its iteration is sent as a lone call.
+   * sent at once. Under load (decisions joined the previous iteration's
+   * first), the first waits with the others: one call per iteration; an
+   * iteration of a single decision sends it alone and opens again.
    * A decision that fails inside the batch (a key of the wrong type, a bad
    * state) rejects alone; a call that fails (a connection error)
    * rejects each of its decisions. The limiter's `storeTimeoutMs` and
@@ -475,8 +477,8 @@ interface Waiting {
  * group (one per hash slot on a cluster, else one) then goes as one batch
  * call, or as a lone call when it holds one. On one connection the lone call
  * is ahead of the batch, so a key's decisions keep their order. No timer.
- * (Holding the first decision back too would save one call per iteration,
- * and make every decision wait: bench/notes/coalescing.md.)
+ * Under load the first waits with the others (see `turnCoalescer`):
+ * bench/notes/coalescing.md.
  */
 function coalescer(runner: ScriptRunner, maxBatchSize: number): { send: (keys: string[], argument: string) => Promise<unknown>; flush: () => void } {
   const slotOf = runner.slotOf;
@@ -522,7 +524,7 @@ function coalescer(runner: ScriptRunner, maxBatchSize: number): { send: (keys: s
   const turns = turnCoalescer<Waiting>(maxBatchSize, sendBatch, slotOf === undefined ? undefined : (w) => slotOf(w.keys[0]!));
   return {
     send: (keys, argument) => {
-      // The first decision of an iteration goes at once, as a lone call: a decision alone waits for nothing.
+      // The first decision of an iteration goes at once, as a lone call (unless under load): a decision alone waits for nothing.
       if (turns.first()) return runner(keys, argument);
       return new Promise((resolve, reject) => {
         turns.add({ keys, argument, resolve, reject });
