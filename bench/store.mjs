@@ -546,7 +546,7 @@ function renderCoalescing(results) {
   return [
     '### Coalescing (issue 26)',
     '',
-    'The store coalesces the decisions asked in one turn of the event loop into one call (FCALL of the batch function); the harness\'s 50 lanes ask their next decisions in the turn their replies arrive, so they go in batches. ' +
+    'The store coalesces the decisions asked in one iteration of the event loop into one call (FCALL of the batch function): the first at once, the others at its setImmediate; the harness\'s 50 lanes ask their next decisions in the iteration their replies arrive, so they go in batches. ' +
       '"off" is the same store with `coalesce: false` (one call per decision, the store before coalescing), where it runs. ops/s: median over slices; ÷ rate-limiter-flexible: ratio of those medians (same client, same key count). ' +
       'Redis CPU: INFO cpu (user + sys) of the server over the measured slices, per decision. Lone decision: one decision at a time (nothing else in flight), alternating decision by decision with the same store with coalescing off on the same connection (its own keys, touched first); ' +
       'median latency per slice, median over rounds; the ratio is the median over rounds of on ÷ off.',

@@ -1,5 +1,5 @@
 import { RateKitOptionError } from '@ratekit/core';
-import { ask, describeWithService, freshNamespace, limits, postgresService } from '@ratekit/test-utils';
+import { ask, describeWithService, freshNamespace, inOnePollPhase, limits, postgresService } from '@ratekit/test-utils';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { dropSchemaSql } from './schema.js';
@@ -7,7 +7,7 @@ import { type PgQueryable, type PgQueryConfig, postgresStore } from './store.js'
 
 /**
  * Coalescing on PostgreSQL: the decisions of one policy asked after the
- * first of a turn go as one statement. (That it never changes a decision is
+ * first of an iteration of the event loop go as one statement. (That it never changes a decision is
  * checked by `testCoalescing` in store.test.ts.)
  */
 
@@ -50,7 +50,7 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
     return { pool: wrapped, sent };
   };
 
-  it('sends the first decision of a turn alone, the others of one policy in one statement, decided in order', async () => {
+  it('sends the first decision of an iteration alone, the others of one policy in one statement, decided in order', async () => {
     const { pool: p, sent } = recording();
     const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });
     const ns = freshNamespace();
@@ -76,6 +76,36 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
     ]);
     // The first alone; then one statement per policy (the window's 4, the bucket's 2).
     expect(sent).toEqual(['lone', 'batch', 'batch']);
+  });
+
+  it('a lone decision goes out at once; decisions asked from separate I/O callbacks of one poll phase join one statement', async () => {
+    const { pool: p, sent } = recording();
+    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });
+    const ns = freshNamespace();
+    const policy = limits({ limit: 10, windowMs: 60_000 });
+    const lone = ask(store, { namespace: ns, limits: policy, key: 'lone' });
+    expect(sent).toEqual(['lone']); // sent before evaluate() returned
+    expect((await lone).remaining).toBe(9);
+    sent.length = 0;
+    const decisions = await inOnePollPhase(5, () => ask(store, { namespace: ns, limits: policy }));
+    expect(decisions.map((d) => d.remaining).sort((a, b) => b - a)).toEqual([9, 8, 7, 6, 5]);
+    expect(sent).toEqual(['lone', 'batch']);
+  });
+
+  it('dispose() sends the decisions waiting for the check phase, and waits for them', async () => {
+    const { pool: p, sent } = recording();
+    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });
+    const ns = freshNamespace();
+    const policy = limits({ limit: 10, windowMs: 60_000 });
+    const settled: number[] = [];
+    // Three keys: the batch waits for no earlier statement of its keys.
+    const asked = ['a', 'b', 'c'].map((key) => ask(store, { namespace: ns, limits: policy, key }).then((d) => settled.push(d.remaining)));
+    const disposed = store.dispose();
+    expect(sent).toEqual(['lone', 'batch']);
+    await disposed;
+    // Every decision answered by the time dispose() resolves.
+    expect(settled).toEqual([9, 9, 9]);
+    await Promise.all(asked);
   });
 
   it('with coalesce: false, one statement per decision', async () => {

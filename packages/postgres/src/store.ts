@@ -11,6 +11,7 @@ import {
   type RateLimitStore,
   type ResolvedLimit,
   type Step,
+  turnCoalescer,
 } from '@ratekit/core';
 import { createHash } from 'node:crypto';
 import { encodeText } from './quote.js';
@@ -63,13 +64,16 @@ export interface PostgresStoreOptions extends SchemaOptions {
   /** Receives errors of the background cleanup (the timer keeps running). @default console.error */
   onError?: (error: Error) => void;
   /**
-   * Coalescing: the decisions of one policy asked after the first of a turn
-   * of the event loop (before the `process.nextTick` it schedules) go as one
-   * statement, which calls the function once per decision, in order (sorted
-   * by namespace and key, stably, so that two statements lock rows in the
-   * same order and cannot deadlock; a key's decisions keep their order), in
-   * one transaction: one commit for all. The first decision of a turn goes
-   * at once, alone. When the statement fails with a PostgreSQL error (it was
+   * Coalescing: the decisions of one policy asked after the first of an
+   * iteration of the event loop (until the `setImmediate` it schedules: the
+   * check phase, after every I/O callback that was ready; or until they are
+   * `maxBatchSize`) go as one statement, which calls the function once per
+   * decision, in order (sorted by namespace and key, stably, so that two
+   * statements lock rows in the same order and cannot deadlock; a key's
+   * decisions keep their order), in one transaction: one commit for all. The
+   * first decision of an iteration goes at once, alone (under load, when
+   * decisions joined the previous iteration's first, it waits with the
+   * others). When the statement fails with a PostgreSQL error (it was
    * rolled back: nothing was charged), each of its decisions runs again
    * alone, so one decision's failure fails it alone. The statement holds the
    * row locks of its decisions until it commits. `false`: one statement per
@@ -83,7 +87,7 @@ export interface PostgresStoreOptions extends SchemaOptions {
 
 /** The PostgreSQL store. */
 export interface PostgresStore extends RateLimitStore {
-  /** Always asynchronous: one statement per decision, or one for the decisions of a turn (`coalesce`). */
+  /** Always asynchronous: one statement per decision, or one for the decisions of an iteration of the event loop (`coalesce`). */
   evaluate(request: EvaluateRequest): Promise<Decision>;
   resetKey(key: string, namespace: string): Promise<void>;
   /**
@@ -102,7 +106,11 @@ export interface PostgresStore extends RateLimitStore {
    * @param nowMs - the time to compare expiry with, Unix epoch ms. @default the database clock (`clock: 'server'`), else `Date.now()`
    */
   deleteExpired(nowMs?: number): Promise<number>;
-  /** Stops the cleanup timer and waits for a cleanup in progress. The pool is the caller's: it is not ended. */
+  /**
+   * Stops the cleanup timer, sends the decisions waiting for their coalesced
+   * statement, and waits for them and for a cleanup in progress. The pool is
+   * the caller's: it is not ended.
+   */
   dispose(): Promise<void>;
   /** The quoted, schema-qualified table name, e.g. `"ratekit"`. */
   readonly table: string;
@@ -132,8 +140,8 @@ const REPLY_FIELDS_PER_LIMIT = 9;
  *   connections and servers, run one after the other. Peeks take no lock;
  *   refusals write nothing.
  * - **Clock.** The database's `clock_timestamp()` by default.
- * - **Coalescing.** The decisions of one policy asked after the first of a
- *   turn of the event loop go as one statement (see {@link PostgresStoreOptions.coalesce}).
+ * - **Coalescing.** The decisions of one policy asked after the first of an
+ *   iteration of the event loop go as one statement (see {@link PostgresStoreOptions.coalesce}).
  * - **Expiry.** Every `cleanupIntervalMs`, expired rows are deleted (an index on `expires_at`).
  * - **Failures.** A failed call rejects; the limiter's `onStoreError` and
  *   `storeTimeoutMs` decide what the request gets. With a `pg` `Pool`, the
@@ -262,50 +270,38 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[]) WITH
     );
   }
 
-  let waiting: Waiting[] = [];
-  let inTurn = false;
-  // The turn's first decision, sent at once: its key, and when it is done. On a pool, statements
-  // run on several connections at once, so a statement that holds a key of an earlier one of the
-  // turn waits for it (a key's decisions keep their order); the others go at once.
-  let firstKey = '';
-  let firstDone: Promise<unknown> = Promise.resolve();
-  function flush(): void {
-    inTurn = false;
-    const all = waiting;
-    waiting = [];
-    // One statement per policy (its limits array: the function's limit arguments are the statement's).
-    const byPolicy = new Map<readonly ResolvedLimit[], Waiting[]>();
-    for (const w of all) {
-      const group = byPolicy.get(w.request.limits);
-      if (group === undefined) byPolicy.set(w.request.limits, [w]);
-      else group.push(w);
-    }
-    const sent = [{ keys: new Set([firstKey]), done: firstDone }];
-    for (const group of byPolicy.values()) {
-      for (let i = 0; i < group.length; i += maxBatchSize) {
-        const batch = group.length <= maxBatchSize ? group : group.slice(i, i + maxBatchSize);
-        const send = () => (batch.length === 1 ? evaluateOne(batch[0]!.request).then(batch[0]!.resolve, batch[0]!.reject) : evaluateMany(batch));
-        const keys = new Set(batch.map((w) => keyOf(w.request)));
-        const before = sent.filter((s) => [...keys].some((key) => s.keys.has(key))).map((s) => s.done);
-        const done = before.length === 0 ? send() : Promise.allSettled(before).then(send);
-        sent.push({ keys, done: done.catch(() => undefined) });
-      }
-    }
+  // The statements sent in this iteration of the event loop (the first decision's, then the
+  // batches'): their keys, and when each is done. On a pool, statements run on several
+  // connections at once, so a statement that holds a key of an earlier one of the iteration
+  // waits for it (a key's decisions keep their order); the others go at once.
+  let sent: Array<{ keys: Set<string>; done: Promise<unknown> }> = [];
+  function sendBatch(batch: Waiting[]): void {
+    const send = () => (batch.length === 1 ? evaluateOne(batch[0]!.request).then(batch[0]!.resolve, batch[0]!.reject) : evaluateMany(batch));
+    const keys = new Set(batch.map((w) => keyOf(w.request)));
+    const before = sent.filter((s) => [...keys].some((key) => s.keys.has(key))).map((s) => s.done);
+    const done = before.length === 0 ? send() : Promise.allSettled(before).then(send);
+    sent.push({ keys, done: done.catch(() => undefined) });
   }
+  // One statement per policy (its limits array: the function's limit arguments are the statement's).
+  const turns = turnCoalescer<Waiting>(
+    maxBatchSize,
+    sendBatch,
+    (w) => w.request.limits,
+    () => {
+      sent = [];
+    },
+  );
 
   function evaluate(request: EvaluateRequest): Promise<Decision> {
     if (!coalesce) return evaluateOne(request);
-    // The first decision of a turn goes at once, alone: a decision alone waits for nothing.
-    if (!inTurn) {
-      inTurn = true;
-      process.nextTick(flush);
+    // The first decision of an iteration goes at once, alone (unless under load): a decision alone waits for nothing.
+    if (turns.first()) {
       const decision = evaluateOne(request);
-      firstKey = keyOf(request);
-      firstDone = decision;
+      sent.push({ keys: new Set([keyOf(request)]), done: decision.catch(() => undefined) });
       return decision;
     }
     return new Promise((resolve, reject) => {
-      waiting.push({ request, resolve, reject });
+      turns.add({ request, resolve, reject });
     });
   }
 
@@ -378,12 +374,14 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[]) WITH
     deleteExpired,
     async dispose() {
       if (timer !== undefined) clearInterval(timer);
-      await cleaning;
+      // Decisions waiting for their iteration's statement are sent now, before the caller ends the pool.
+      turns.flush();
+      await Promise.all([cleaning, ...sent.map((s) => s.done)]);
     },
   };
 }
 
-/** A decision waiting for its turn's statement. */
+/** A decision waiting for its iteration's statement. */
 interface Waiting {
   readonly request: EvaluateRequest;
   readonly resolve: (decision: Decision) => void;

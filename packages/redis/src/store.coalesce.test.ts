@@ -1,5 +1,5 @@
 import { createLimiter, RateKitOptionError } from '@ratekit/core';
-import { ask, describeWithService, freshNamespace, limits, parseClusterNodes, privateRedisService, redisClusterService } from '@ratekit/test-utils';
+import { ask, describeWithService, freshNamespace, inOnePollPhase, limits, parseClusterNodes, privateRedisService, redisClusterService } from '@ratekit/test-utils';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
@@ -78,7 +78,7 @@ describe('redisStore coalescing options', () => {
     expect(() => redisStore({ client: fakeNodeRedis, coalesce: 'yes' as never })).toThrow(/Expected `coalesce` to be a boolean/);
   });
 
-  it('a client that throws instead of rejecting fails the decisions of the batch, and nothing is thrown from the tick', async () => {
+  it('a client that throws instead of rejecting fails the decisions of the batch, and nothing is thrown from the check phase', async () => {
     const throwing = { ...fakeNodeRedis, sendCommand: async () => '', fCall: () => { throw new Error('The client is closed'); } };
     const store = redisStore({ client: throwing });
     const request = { key: 'k', namespace: 'n', limits: limits({ limit: 5, windowMs: 1_000 }), cost: 1, mode: 'consume' as const, nowMs: 0 };
@@ -123,6 +123,76 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         const turn = await Promise.all([1, 2, 3].map(() => ask(store, { namespace: ns, limits: policy })));
         expect(turn.map((d) => d.remaining)).toEqual([8, 7, 6]);
         expect(called).toEqual(['lone', 'lone', 'batch']);
+      });
+
+      it('a lone decision goes out at once: its FCALL is made before evaluate() returns, with no setImmediate or tick before it', async () => {
+        const { client, called } = spied(connection.client);
+        const store = redisStore({ client });
+        const ns = freshNamespace();
+        const policy = limits({ limit: 10, windowMs: 60_000 });
+        const decision = ask(store, { namespace: ns, limits: policy });
+        expect(called).toEqual(['lone']);
+        expect((await decision).remaining).toBe(9);
+      });
+
+      it('decisions asked from separate I/O callbacks of one poll phase (requests read together) join one batch, sent at the check phase', async () => {
+        const { client, called } = spied(connection.client);
+        const store = redisStore({ client });
+        const ns = freshNamespace();
+        const policy = limits({ limit: 10, windowMs: 60_000 });
+        await admin.configResetStat();
+        const decisions = await inOnePollPhase(6, () => ask(store, { namespace: ns, limits: policy }));
+        expect(decisions.map((d) => d.remaining).sort((a, b) => b - a)).toEqual([9, 8, 7, 6, 5, 4]);
+        // The first callback's decision at once; the five asked in the callbacks after it, one batch.
+        expect(called).toEqual(['lone', 'batch']);
+        expect((await commandCalls(admin)).fcall).toBe(2);
+      });
+
+      it('under load, one FCALL per iteration: after an iteration whose decisions joined its first, the next one\'s first waits with them; an iteration of one decision opens again', async () => {
+        const { client, called } = spied(connection.client);
+        const store = redisStore({ client });
+        const ns = freshNamespace();
+        const policy = limits({ limit: 100, windowMs: 60_000 });
+        const iteration = (n: number) => inOnePollPhase(n, () => ask(store, { namespace: ns, limits: policy }));
+        await iteration(4);
+        expect(called).toEqual(['lone', 'batch']);
+        await iteration(4);
+        await iteration(4);
+        expect(called).toEqual(['lone', 'batch', 'batch', 'batch']);
+        // One decision in its iteration: held to the check phase once (sent alone), then at once again.
+        await iteration(1);
+        expect(called).toEqual(['lone', 'batch', 'batch', 'batch', 'lone']);
+        const lone = ask(store, { namespace: ns, limits: policy });
+        expect(called).toEqual(['lone', 'batch', 'batch', 'batch', 'lone', 'lone']);
+        expect((await lone).remaining).toBe(100 - 14);
+      });
+
+      it('a batch that reaches maxBatchSize is sent at once, before the check phase; the rest of the iteration at the check phase', async () => {
+        const { client, called } = spied(connection.client);
+        const store = redisStore({ client, maxBatchSize: 3 });
+        const ns = freshNamespace();
+        const policy = limits({ limit: 10, windowMs: 60_000 });
+        const asked = Array.from({ length: 6 }, () => ask(store, { namespace: ns, limits: policy }));
+        // The first, then a full batch of 3, sent without waiting; 2 wait for the check phase.
+        expect(called).toEqual(['lone', 'batch']);
+        const decisions = await Promise.all(asked);
+        expect(decisions.map((d) => d.remaining)).toEqual([9, 8, 7, 6, 5, 4]);
+        expect(called).toEqual(['lone', 'batch', 'batch']);
+      });
+
+      it('dispose() sends the decisions waiting for the check phase at once', async () => {
+        const { client, called } = spied(connection.client);
+        const store = redisStore({ client });
+        const ns = freshNamespace();
+        const policy = limits({ limit: 10, windowMs: 60_000 });
+        const asked = Array.from({ length: 3 }, () => ask(store, { namespace: ns, limits: policy }));
+        expect(called).toEqual(['lone']);
+        store.dispose();
+        expect(called).toEqual(['lone', 'batch']);
+        expect((await Promise.all(asked)).map((d) => d.remaining)).toEqual([9, 8, 7]);
+        // The check phase then finds nothing left to send.
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(called).toEqual(['lone', 'batch']);
       });
 
       it('a turn of decisions of several keys and policies (the hash, the expiry layout, several keys per decision) is two FCALLs (the first, then the rest), decided in order', async () => {
@@ -215,18 +285,19 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         expect((await limiter.peek('k')).remaining).toBe(6);
       });
 
-      it('on a client without FCALL, a turn is an EVALSHA of the script, then one of the batch script', async () => {
+      it('on a client without FCALL, a busy iteration is one EVALSHA of the batch script', async () => {
         const ns = freshNamespace();
         const { client } = spied(connection.client, { scriptOnly: true });
         const store = redisStore({ client });
         const policy = limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 });
-        // The first batch loads the batch script (EVALSHA, NOSCRIPT, EVAL).
+        // The first batch loads the batch script (EVALSHA, NOSCRIPT, EVAL); decisions joined the
+        // first, so the next iteration's first waits with the others: one call.
         await Promise.all([1, 2, 3].map(() => ask(store, { namespace: ns, limits: policy, key: 'warm' })));
         await admin.configResetStat();
         const decisions = await Promise.all(Array.from({ length: 6 }, () => ask(store, { namespace: ns, limits: policy })));
         expect(decisions.map((d) => d.remaining)).toEqual([9, 8, 7, 6, 5, 4]);
         const calls = await commandCalls(admin);
-        expect([calls.evalsha, calls.eval, calls.fcall]).toEqual([2, undefined, undefined]);
+        expect([calls.evalsha, calls.eval, calls.fcall]).toEqual([1, undefined, undefined]);
       });
 
       it('after FUNCTION FLUSH, a batch loads the library again and is decided', async () => {
@@ -274,8 +345,8 @@ describeWithService(redisClusterService, 'redisStore coalescing on a Redis Clust
         const decisions = await Promise.all(asked);
         expect(decisions.map((d) => d.remaining)).toEqual([...keys.map(() => 9), ...keys.map(() => 8), ...keys.map(() => 7)]);
         const slots = new Set(keys.map((key) => calculateSlot(store.keysFor(key, ns, policy)[0]!)));
-        // The first alone; then one batch per slot (k0's slot holds its other two decisions).
-        expect(called.filter((c) => c === 'lone')).toHaveLength(1);
+        // The peeks' iteration was busy, so this one's first waits with the others: one batch per slot.
+        expect(called.filter((c) => c === 'lone')).toHaveLength(0);
         expect(batchKeys).toHaveLength(slots.size);
         for (const batch of batchKeys) expect(new Set(batch.map((key) => calculateSlot(key))).size).toBe(1);
       } finally {

@@ -8,6 +8,7 @@ import {
   RateKitOptionError,
   type RateLimitStore,
   type ResolvedLimit,
+  turnCoalescer,
   unnamedLimitId,
 } from '@ratekit/core';
 import calculateSlot from 'cluster-key-slot';
@@ -87,14 +88,19 @@ export interface RedisStoreOptions {
    */
   clock?: 'server' | 'caller';
   /**
-   * Coalescing: the decisions that wait on this store in one turn of the
-   * event loop (asked before the `process.nextTick` that follows the first)
-   * go to Redis as one call (FCALL of the library's batch function, or
+   * Coalescing: the decisions asked of this store in one iteration of the
+   * event loop after its first (which is sent at once, alone), until the
+   * `setImmediate` the first schedules (the check phase, after every I/O
+   * callback that was ready, so the requests read in one poll phase
+   * join), go to Redis as one call (FCALL of the library's batch function, or
    * EVALSHA of the batch script), which decides them in order, each
    * atomically and exactly as it would alone, and answers each one. On a
-   * cluster, one call per hash slot. A decision alone in its turn is sent as
-   * a lone call. A decision that fails inside the batch (a key of the wrong
-   * type, a bad state) rejects alone; a call that fails (a connection error)
+   * cluster, one call per hash slot. A group that reaches `maxBatchSize` is
+   * sent at once. Under load (decisions joined the previous iteration's
+   * first), the first waits with the others: one call per iteration; an
+   * iteration of a single decision sends it alone and opens again.
+   * A decision that fails inside the batch (a key of the wrong type, a bad
+   * state) rejects alone; a call that fails (a connection error)
    * rejects each of its decisions. The limiter's `storeTimeoutMs` and
    * `onStoreError` apply to each decision as without coalescing.
    * `false`: one call per decision.
@@ -102,8 +108,9 @@ export interface RedisStoreOptions {
    */
   coalesce?: boolean;
   /**
-   * The most decisions in one coalesced call (an integer ≥ 2); more in one
-   * turn go in several calls. Redis runs a call without interruption: a
+   * The most decisions in one coalesced call (an integer ≥ 2): a batch that
+   * reaches it is sent at once, and the iteration's next decisions start
+   * another. Redis runs a call without interruption: a
    * batch of n decisions holds the server as long as n lone decisions in a row.
    * @default 64
    */
@@ -122,6 +129,12 @@ export interface RedisStore extends RateLimitStore {
    * are reset too.
    */
   resetKey(key: string, namespace: string, limits?: readonly ResolvedLimit[]): Promise<void>;
+  /**
+   * Sends at once the decisions waiting for their coalesced call (see
+   * {@link RedisStoreOptions.coalesce}), so that none is sent after the
+   * caller closes the client. The client is the caller's: it is not closed.
+   */
+  dispose(): void;
   /** The prefix of every key, as configured. */
   readonly prefix: string;
   /** The hash holding `key`'s states in `namespace` (a field per limit id) outside the expiry layout. For inspection and tests. */
@@ -212,7 +225,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   if (typeof coalesce !== 'boolean') throw new RateKitOptionError('coalesce', 'a boolean', coalesce);
   const maxBatchSize = options.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE;
   if (!Number.isInteger(maxBatchSize) || maxBatchSize < 2) throw new RateKitOptionError('maxBatchSize', 'an integer >= 2', maxBatchSize);
-  const send = coalesce ? coalescer(runner, maxBatchSize) : runner;
+  const coalescing = coalesce ? coalescer(runner, maxBatchSize) : undefined;
+  const send = coalescing === undefined ? runner : coalescing.send;
 
   // One hash tag for every key of a (namespace, key): the length prefix keeps a user-controlled key
   // from spelling another namespace's; the hash and the expiry layout's keys share a Cluster slot.
@@ -262,6 +276,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       // The hash always (the caller's clock, and limits that are not in the expiry layout, keep their
       // states there); the expiry layout's keys of the limits given. One DEL: they share a slot.
       await runner.del(hashAndExpiryKeys(tagOf(key, namespace), limits === undefined ? [] : policyArguments(limits).expiryIds));
+    },
+    dispose() {
+      // Decisions waiting for their iteration's batch go now, before the caller closes the client.
+      coalescing?.flush();
     },
   };
 }
@@ -442,7 +460,7 @@ function attempt(send: () => Promise<unknown>): Promise<unknown> {
   }
 }
 
-/** A decision waiting for its turn's call. */
+/** A decision waiting for its batch. */
 interface Waiting {
   readonly keys: string[];
   readonly argument: string;
@@ -451,40 +469,19 @@ interface Waiting {
 }
 
 /**
- * Coalescing (see {@link RedisStoreOptions.coalesce}): the first decision of
- * a turn is sent at once, as a lone call (so a decision alone waits for
- * nothing); the decisions asked after it in the same turn wait until the
- * `process.nextTick` the first one scheduled, then each group of them (one
- * per hash slot on a cluster, else one) goes as one batch call of at most
- * `maxBatchSize` decisions, or as a lone call when it holds one. On one
- * connection the lone call is ahead of the batch, so a key's decisions keep
- * their order. No timer. (Holding the first decision back until the tick
- * too would save one call per turn, and make every decision wait for the
- * tick: bench/notes/coalescing.md.)
+ * Coalescing (see {@link RedisStoreOptions.coalesce}), scheduled by core's
+ * `turnCoalescer`: the first decision of an iteration of the event loop is
+ * sent at once, as a lone call (so a decision alone waits for nothing); the
+ * decisions asked after it, in the same iteration, wait until its check
+ * phase (`setImmediate`), or until their group holds `maxBatchSize`; each
+ * group (one per hash slot on a cluster, else one) then goes as one batch
+ * call, or as a lone call when it holds one. On one connection the lone call
+ * is ahead of the batch, so a key's decisions keep their order. No timer.
+ * Under load the first waits with the others (see `turnCoalescer`):
+ * bench/notes/coalescing.md.
  */
-function coalescer(runner: ScriptRunner, maxBatchSize: number): (keys: string[], argument: string) => Promise<unknown> {
+function coalescer(runner: ScriptRunner, maxBatchSize: number): { send: (keys: string[], argument: string) => Promise<unknown>; flush: () => void } {
   const slotOf = runner.slotOf;
-  let waiting: Waiting[] = [];
-  let inTurn = false;
-  const flush = () => {
-    inTurn = false;
-    if (waiting.length === 0) return;
-    const all = waiting;
-    waiting = [];
-    if (slotOf === undefined || all.length === 1) return sendGroup(all);
-    const bySlot = new Map<number, Waiting[]>();
-    for (const w of all) {
-      const slot = slotOf(w.keys[0]!);
-      const group = bySlot.get(slot);
-      if (group === undefined) bySlot.set(slot, [w]);
-      else group.push(w);
-    }
-    for (const group of bySlot.values()) sendGroup(group);
-  };
-  const sendGroup = (group: Waiting[]) => {
-    if (group.length <= maxBatchSize) return sendBatch(group);
-    for (let i = 0; i < group.length; i += maxBatchSize) sendBatch(group.slice(i, i + maxBatchSize));
-  };
   const sendBatch = (batch: Waiting[]) => {
     if (batch.length === 1) {
       const w = batch[0]!;
@@ -524,16 +521,16 @@ function coalescer(runner: ScriptRunner, maxBatchSize: number): (keys: string[],
       },
     );
   };
-  return (keys, argument) => {
-    // The first decision of a turn goes at once, as a lone call: a decision alone waits for nothing.
-    if (!inTurn) {
-      inTurn = true;
-      process.nextTick(flush);
-      return runner(keys, argument);
-    }
-    return new Promise((resolve, reject) => {
-      waiting.push({ keys, argument, resolve, reject });
-    });
+  const turns = turnCoalescer<Waiting>(maxBatchSize, sendBatch, slotOf === undefined ? undefined : (w) => slotOf(w.keys[0]!));
+  return {
+    send: (keys, argument) => {
+      // The first decision of an iteration goes at once, as a lone call (unless under load): a decision alone waits for nothing.
+      if (turns.first()) return runner(keys, argument);
+      return new Promise((resolve, reject) => {
+        turns.add({ keys, argument, resolve, reject });
+      });
+    },
+    flush: () => turns.flush(),
   };
 }
 

@@ -29,6 +29,7 @@ export type { RunningServer, ServiceDefinition, ServiceSource } from './services
 export { freezeProcesses } from './freeze.js';
 export { StallProbe } from './stall-probe.js';
 export { freePort, onFreePort } from './ports.js';
+export { inOnePollPhase } from './poll-phase.js';
 export { privateRedisService, redisService, startRedis } from './redis-server.js';
 export type { LocalRedis, StartRedisOptions } from './redis-server.js';
 export { parseClusterNodes, redisClusterService, startRedisCluster } from './redis-cluster.js';
