@@ -211,7 +211,7 @@ async function runScenario({ scenario, chosen, counts, server, admin, runId, ran
         if (round !== lastRound) log(`store, ${scenario.title}: round ${(lastRound = round)}/${counts.rounds}`);
       },
     }));
-    const lone = await loneLatencies({ chosen, ids, children, counts, log, title: scenario.title });
+    const lone = await loneLatencies({ chosen, children, counts, log, title: scenario.title });
     for (const id of ids) sanity.get(id).push((await children.get(id).request({ cmd: 'finish' })).sanity);
     // Every contender's keys, in one SCAN: `ratekit-bench:<run>:<scenario>:<client>:<variant>:…`.
     const held = await inspectKeys(admin, `ratekit-bench:${runId}:${scenario.id}:*`, (key) => key.split(':').slice(3, 5).join('/'));
@@ -251,7 +251,7 @@ async function runScenario({ scenario, chosen, counts, server, admin, runId, ran
  * @returns per contender id: median and p99 µs of both (medians over rounds), and the median over
  *   rounds of the ratio of the two medians
  */
-async function loneLatencies({ chosen, ids, children, counts, log, title }) {
+async function loneLatencies({ chosen, children, counts, log, title }) {
   const twins = [];
   for (const { client, variants } of chosen) {
     for (const v of variants) {

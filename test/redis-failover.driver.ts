@@ -28,9 +28,11 @@ const epoch = (perfNow: number) => performance.timeOrigin + perfNow;
 const debug = (what: string) => process.env.RATEKIT_FAILOVER_DEBUG && process.stderr.write(`[driver ${process.pid}] ${what}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Anything can be thrown or rejected with, `undefined` included: its stack when it has one, else the value.
+const describe = (thrown: unknown) => String((thrown as { stack?: unknown } | null | undefined)?.stack ?? thrown);
 const crashes: string[] = [];
-process.on('unhandledRejection', (reason) => crashes.push(`unhandledRejection: ${String((reason as Error)?.stack ?? reason)}`));
-process.on('uncaughtException', (error) => crashes.push(`uncaughtException: ${String(error?.stack ?? error)}`));
+process.on('unhandledRejection', (reason) => crashes.push(`unhandledRejection: ${describe(reason)}`));
+process.on('uncaughtException', (error) => crashes.push(`uncaughtException: ${describe(error)}`));
 
 interface Connection {
   client: RedisClientLike;

@@ -101,12 +101,12 @@ class Driver {
   readonly run: DriverRun;
   readonly ready: Promise<void>;
   private readonly child: ChildProcess;
-  private readonly exited: Promise<unknown>;
+  private readonly exited: Promise<number | null>;
 
   constructor(start: StartMessage) {
     this.run = { client: start.client, policy: start.onStoreError, samples: [] };
     this.child = forkTypeScript('redis-failover.driver.ts');
-    this.exited = new Promise((done) => this.child.once('exit', done));
+    this.exited = new Promise((done) => this.child.once('exit', (code) => done(code)));
     this.ready = new Promise((resolveReady, rejectReady) => {
       this.child.on('message', (message: { type: string; samples?: Sample[]; message?: string; crashes?: string[]; clientErrors?: number; closed?: boolean; failures?: Array<[string, number]> }) => {
         if (message.type === 'ready') resolveReady();
@@ -114,7 +114,8 @@ class Driver {
         else if (message.type === 'done') this.run.done = { crashes: message.crashes!, clientErrors: message.clientErrors!, closed: message.closed!, failures: message.failures! };
         else if (message.type === 'error') rejectReady(new Error(`driver (${start.client}): ${message.message}`));
       });
-      this.exited.then((code) => rejectReady(new Error(`driver (${start.client}) exited with code ${code} before it was ready`)));
+      // Settles `ready` only if it has not settled yet: after 'ready', rejecting is a no-op; this chain never rejects.
+      void this.exited.then((code) => rejectReady(new Error(`driver (${start.client}) exited with code ${code} before it was ready`)));
     });
     this.child.send(start);
   }

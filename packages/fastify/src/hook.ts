@@ -54,11 +54,7 @@ export function createHook(check: Check, settings: Settings, identity: object): 
     else done();
   }
 
-  function rateLimit(this: unknown, request: FastifyRequest, reply: FastifyReply, doneOrPayload?: unknown, preParsingDone?: (error: unknown, payload?: unknown) => void): Promise<void> | void {
-    if (preParsingDone === undefined && typeof doneOrPayload !== 'function') {
-      return new Promise((resolve, reject) => rateLimit.call(this, request, reply, (error?: unknown) => (error === undefined || error === null ? resolve() : reject(error))));
-    }
-    const done: Done = preParsingDone === undefined ? (doneOrPayload as Done) : (error) => preParsingDone(error ?? null, doneOrPayload);
+  function run(request: FastifyRequest, reply: FastifyReply, done: Done): void {
     let outcome: ReturnType<Check>;
     try {
       outcome = check(request, true);
@@ -68,6 +64,18 @@ export function createHook(check: Check, settings: Settings, identity: object): 
     }
     if (isThenable(outcome)) outcome.then((o) => respond(request, reply, o, done), done);
     else respond(request, reply, outcome, done);
+  }
+
+  function rateLimit(request: FastifyRequest, reply: FastifyReply, doneOrPayload?: unknown, preParsingDone?: (error: unknown, payload?: unknown) => void): Promise<void> | void {
+    if (preParsingDone === undefined && typeof doneOrPayload !== 'function') {
+      return new Promise((resolve, reject) =>
+        run(request, reply, (error) =>
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rejects with what `done` was given (a caught value, typed `{}` only because null and undefined are ruled out)
+          error === undefined || error === null ? resolve() : reject(error),
+        ),
+      );
+    }
+    run(request, reply, preParsingDone === undefined ? (doneOrPayload as Done) : (error) => preParsingDone(error ?? null, doneOrPayload));
   }
 
   return Object.assign(rateLimit as unknown as RateLimitHookHandler, { [kLimiter]: identity });

@@ -350,7 +350,7 @@ function resolveRenames(headers: RateLimitOptions<unknown>['headers']): Readonly
   const renames = new Map<string, string>();
   const fields = { remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset', total: 'x-ratelimit-limit' } as const;
   for (const [field, coreName] of Object.entries(fields)) {
-    const name = (headers as Record<string, unknown>)[field];
+    const name = headers[field];
     if (name === undefined) continue;
     if (typeof name !== 'string' || !HEADER_NAME.test(name)) {
       throw new RateKitOptionError(`headers.${field}`, 'a header name (letters, digits and !#$%&\'*+.^_`|~-)', name);
@@ -358,7 +358,7 @@ function resolveRenames(headers: RateLimitOptions<unknown>['headers']): Readonly
     renames.set(coreName, name);
   }
   for (const field of Object.keys(headers)) {
-    if (!(field in fields)) throw new RateKitOptionError(`headers.${field}`, 'unset: only `remaining`, `reset` and `total` can be renamed', (headers as Record<string, unknown>)[field]);
+    if (!(field in fields)) throw new RateKitOptionError(`headers.${field}`, 'unset: only `remaining`, `reset` and `total` can be renamed', headers[field]);
   }
   return renames.size === 0 ? undefined : renames;
 }

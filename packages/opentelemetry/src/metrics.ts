@@ -67,7 +67,7 @@ export function instrumentRateKit(options: RateKitMetricsOptions = {}): RateKitM
       'ratekit.outcome': e.allowed ? 'allowed' : 'refused',
       'ratekit.fallback': e.fallback,
       // 'cache': a refusal the limiter answered from its refusal cache, without a store call.
-      'ratekit.source': e.source ?? 'store',
+      'ratekit.source': e.source,
     };
     decisions.add(1, attributes);
     if (e.source === 'cache') return;

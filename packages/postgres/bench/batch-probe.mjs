@@ -54,7 +54,9 @@ run(`${bin}/pg_ctl`, ['start', '-D', data, '-l', join(root, 'log'), '-w', '-o', 
 const stop = () => {
   try {
     run(`${bin}/pg_ctl`, ['stop', '-D', data, '-m', 'immediate']);
-  } catch {}
+  } catch {
+    // the server is already gone: only its files are left to remove
+  }
   rmSync(root, { recursive: true, force: true });
 };
 process.once('exit', stop);
@@ -68,7 +70,9 @@ function serverCpuUs() {
     try {
       const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
       ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {}
+    } catch {
+      // the backend exited since pgrep listed it: its CPU is no longer counted anywhere
+    }
   }
   return (ticks / 100) * 1e6; // USER_HZ = 100
 }

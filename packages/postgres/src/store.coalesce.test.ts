@@ -133,7 +133,7 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
     const { pool: p, sent } = recording((config) => {
       if (config.name?.startsWith('ratekit_evaluate_batch_')) return deadlock();
       // The decision of key 'bad', alone, fails too.
-      if ((config.values as unknown[] | undefined)?.[1] === 'bad') return Object.assign(new Error('value out of range'), { code: '22003' });
+      if (config.values?.[1] === 'bad') return Object.assign(new Error('value out of range'), { code: '22003' });
       return undefined;
     });
     const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });

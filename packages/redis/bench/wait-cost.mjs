@@ -37,9 +37,13 @@ const replica = server(masterPort + 1, '--replicaof', '127.0.0.1', String(master
 const admin = new Redis(masterPort + 1, { lazyConnect: true, retryStrategy: () => 50 });
 for (;;) {
   try {
-    await admin.connect();
+    // Once only: connect() rejects on a client already connecting or connected, and
+    // ioredis reconnects on its own after a first failure.
+    if (admin.status === 'wait') await admin.connect();
     if ((await admin.info('replication')).includes('master_link_status:up')) break;
-  } catch {}
+  } catch {
+    // the replica is not listening yet: ask again
+  }
   await sleep(50);
 }
 

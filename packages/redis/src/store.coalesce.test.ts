@@ -33,7 +33,7 @@ const CLIENTS = {
 function spied(client: RedisClientLike, options: { scriptOnly?: boolean } = {}) {
   const called: string[] = [];
   const batchKeys: string[][] = [];
-  const proxy = new Proxy(client as object, {
+  const proxy = new Proxy(client, {
     get(target, name) {
       if ((name === 'fcall' || name === 'fCall') && options.scriptOnly) return undefined;
       const value = Reflect.get(target, name, target) as unknown;
@@ -51,7 +51,7 @@ function spied(client: RedisClientLike, options: { scriptOnly?: boolean } = {}) 
       return (value as (...args: unknown[]) => unknown).bind(target);
     },
   });
-  return { client: proxy as RedisClientLike, called, batchKeys };
+  return { client: proxy, called, batchKeys };
 }
 
 /** Calls per command since the last `CONFIG RESETSTAT`, without the admin's own commands. */
@@ -276,7 +276,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         const limiter = createLimiter({ limits: { limit: 10, windowMs: 60_000 }, store, prefix: ns, storeTimeoutMs: 50, onStoreError: 'allow', onError: (e) => errors.push(e) });
         await admin.sendCommand(['CLIENT', 'PAUSE', '300', 'ALL']);
         const started = performance.now();
-        const decisions = await Promise.all(Array.from({ length: 4 }, () => limiter.consume('k')));
+        const decisions = await Promise.all(Array.from({ length: 4 }, async () => limiter.consume('k')));
         expect(performance.now() - started).toBeLessThan(250);
         expect(decisions.every((d) => d.allowed)).toBe(true);
         expect(errors).toHaveLength(4);

@@ -29,7 +29,7 @@ export class StallProbe {
       this.ticks.push({ at: now, lateMs: Math.max(0, now - this.expected) });
       this.expected = now + intervalMs;
     }, intervalMs);
-    this.timer.unref?.();
+    this.timer.unref();
   }
 
   stop(): void {

@@ -117,6 +117,7 @@ export function describeValue(value: unknown): string {
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'number') return Object.is(value, -0) ? '-0' : String(value);
   try {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- typed string, but JSON.stringify returns undefined for `undefined` (and for a toJSON() returning it)
     return JSON.stringify(value) ?? String(value);
   } catch {
     return String(value);

@@ -2,14 +2,14 @@ import { RateKitOptionError } from '@ratekit/core';
 import { rateLimit as realRateLimit } from 'express-rate-limit';
 import request from 'supertest';
 import { rateLimit } from '../rate-limit.js';
-import type { Logger, RateLimitOptions } from '../types.js';
+import type { Logger } from '../types.js';
 import { appServing } from './test-app.js';
 
 const quiet: Logger = { warn: () => undefined, error: () => undefined };
 
 function thrownBy(options: Record<string, unknown>): unknown {
   try {
-    rateLimit({ logger: quiet, ...options } as RateLimitOptions);
+    rateLimit({ logger: quiet, ...options });
   } catch (error) {
     return error;
   }
@@ -51,7 +51,7 @@ describe('express-rate-limit itself, given those values, fails every request (or
     ['limit: NaN', { limit: Number.NaN }, 'X-RateLimit-Limit: NaN'],
     ['limit: Infinity', { limit: Number.POSITIVE_INFINITY }, 'X-RateLimit-Limit: Infinity'],
   ])('%s', async (_situation, options, seen) => {
-    const app = appServing(realRateLimit({ limit: 2, validate: false, ...options } as never));
+    const app = appServing(realRateLimit({ limit: 2, validate: false, ...options }));
     const responses = [];
     for (let i = 0; i < 3; i++) responses.push(await request(app).get('/'));
     if (seen.startsWith('X-')) expect(`X-RateLimit-Limit: ${responses[0]!.headers['x-ratelimit-limit']}`).toBe(seen);

@@ -51,6 +51,7 @@ export function refuseWhatCanOnlyFail(options: Readonly<Record<string, unknown>>
   const property = options['requestPropertyName'];
   if (property !== undefined && typeof property !== 'symbol') {
     try {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- only whether it can be made a string matters (a null-prototype object cannot), as `req[property]` makes it one
       String(property);
     } catch {
       // `req[property]` throws on every request.
@@ -66,6 +67,7 @@ export function refuseWhatCanOnlyFail(options: Readonly<Record<string, unknown>>
   if (!context.draft8 || identifier === undefined || typeof identifier === 'function') return { identifier };
   if (typeof identifier === 'symbol' || (typeof identifier === 'number' && !Number.isFinite(identifier))) throw new RateKitOptionError('identifier', POLICY_NAME, identifier);
   try {
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- as express-rate-limit: it makes whatever value it is given a string (`"${identifier}"`)
     const name = String(identifier);
     assertPolicyName('identifier', name);
     return { identifier: name };

@@ -245,7 +245,7 @@ describe('slowDown against express-slow-down', () => {
 
   it('settles its promise as express-slow-down’s does: once a held request’s timer is set, not when the delay has run', async () => {
     for (const build of [realSlowDown, slowDown]) {
-      const middleware = build({ delayAfter: 0, delayMs: () => 200, validate: false, logger: quiet } as never) as unknown as (req: unknown, res: unknown, next: () => void) => Promise<void>;
+      const middleware = build({ delayAfter: 0, delayMs: () => 200, validate: false, logger: quiet }) as unknown as (req: unknown, res: unknown, next: () => void) => Promise<void>;
       const req = Object.assign(new EventEmitter(), { ip: '10.0.0.1', app: { get: () => false }, headers: {} });
       const next = jest.fn();
       await middleware(req, new EventEmitter(), next);

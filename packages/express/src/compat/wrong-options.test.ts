@@ -68,7 +68,7 @@ describe('slowDown, each option given a value of the wrong type', () => {
         ),
       // express-slow-down's own: `limit`/`max` are refused, and a numeric maxDelayMs over 2³¹ − 1.
       incumbentError: (option, value, error) =>
-        expressRateLimitError(option, value, error) || (option === 'maxDelayMs' && (error as Error).message?.startsWith("The 'maxDelayMs' option cannot be greater than") === true),
+        expressRateLimitError(option, value, error) || (option === 'maxDelayMs' && error instanceof Error && error.message.startsWith("The 'maxDelayMs' option cannot be greater than")),
     });
   });
 });

@@ -33,6 +33,7 @@ export function refuseWhatCanOnlyFail(options: Readonly<Record<string, unknown>>
   const { hook } = options;
   if (hook !== undefined && typeof hook !== 'symbol') {
     try {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- only whether it can be a property name matters (a null-prototype object cannot), as the route uses it as one
       String(hook);
     } catch {
       throw new RateKitOptionError(`${path}hook`, "a hook name such as 'onRequest' or 'preHandler'", hook);

@@ -46,7 +46,7 @@ export function registerCompat(fastify: FastifyInstance, settings: Readonly<Reco
       throw new RateKitOptionError(`${where}${ratekitOnly}`, 'unset, unless the plugin is registered in ratekit mode (with `algorithm`, `limits`, `cost`, `standardHeaders` or a ratekit `store`)', value);
     }
     const merged = mergeRouteParams(params, options as Record<string, unknown>, routeInfo, where, warn);
-    return { params: merged, store: plugin.store.child(merged as typeof merged & { routeInfo: Record<string, unknown> }), ran };
+    return { params: merged, store: plugin.store.child(merged), ran };
   };
 
   if (!fastify.hasDecorator('createRateLimit')) {
@@ -121,7 +121,7 @@ function routeHookOf(limiter: Limiter, route: RouteOptions) {
   const limit = max;
   const windowMs = timeWindow;
   // A falsy allowList is none, as upstream's `if (params.allowList)`.
-  const list = (allowList || null) as readonly unknown[] | null;
+  const list = allowList || null;
   const passLimit = Boolean(params.addHeadersOnExceeding[labels.rateLimit]);
   const passRemaining = Boolean(params.addHeadersOnExceeding[labels.rateRemaining]);
   const passReset = Boolean(params.addHeadersOnExceeding[labels.rateReset]);

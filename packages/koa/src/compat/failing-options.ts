@@ -25,6 +25,7 @@ export function refuseWhatCanOnlyFail(options: Readonly<Record<string, unknown>>
   if (id !== undefined && typeof id !== 'function') throw new RateKitOptionError('id', 'a function of the context returning the client key (or false to let the request through)', id);
   if (namespace !== undefined && typeof namespace !== 'symbol') {
     try {
+      // eslint-disable-next-line @typescript-eslint/no-base-to-string -- only whether it can be made a string matters (a null-prototype object cannot), as the incumbent makes it one
       String(namespace);
     } catch {
       throw new RateKitOptionError('namespace', 'a string', namespace);
