@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fail } from '../../../scripts/lib/throwaway-redis.mjs';
+import { fail } from './throwaway-redis.mjs';
 
 /**
  * Runs jest once over `config` (written to `work`), every file in one process (-w 1), and returns one
