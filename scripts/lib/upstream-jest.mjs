@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { fail } from './throwaway-redis.mjs';
 
 /**
@@ -72,7 +73,9 @@ export function resolveAnywhere(name, packageDir, repoDir) {
   for (const base of [packageDir, repoDir]) {
     try {
       return createRequire(join(base, 'package.json')).resolve(name);
-    } catch {}
+    } catch {
+      // not resolvable from this base: try the next, then pnpm's store
+    }
   }
   const store = join(repoDir, 'node_modules', '.pnpm');
   const dir = existsSync(store) ? readdirSync(store).find((d) => d.startsWith(`${name.replace('/', '+')}@`)) : undefined;
@@ -91,8 +94,8 @@ function reasonOf(entry) {
   return typeof entry === 'object' && entry !== null ? entry.reason : entry;
 }
 
+/** The first non-blank line of a jest message, without its colours, at most 240 characters. */
 function firstLine(text) {
   if (typeof text !== 'string') return '';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips jest's ANSI colours
-  return (text.replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 240);
+  return (stripVTControlCharacters(text).split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 240);
 }
