@@ -29,7 +29,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fail } from '../../../scripts/lib/throwaway-redis.mjs';
-import { reportAgainst, resolveAnywhere, runJest, shim, swcTransform } from './jest-run.mjs';
+import { reportAgainst, resolveAnywhere, runJest, shim, swcTransform } from '../../../scripts/lib/upstream-jest.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageDir = dirname(here);

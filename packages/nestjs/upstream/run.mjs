@@ -27,7 +27,8 @@
 //    hold only types).
 // 2. jest 29 (upstream's own major: jest 30 dropped `toThrowError` and `toBeCalledTimes`, which the
 //    specs use), @swc/jest with legacy decorators and decorator metadata (upstream's ts-jest emits
-//    both), every file in one process (-w 1).
+//    both), every file in one process (-w 1), by scripts/lib/upstream-jest.mjs (shared with the
+//    express runners).
 // 3. Prints the counts and every failing test; exits 1 when a test fails that differences.json does
 //    not list (each entry gives the reason, see docs/migrating/nestjs-throttler.md), or when a listed
 //    test passes (the list must stay true), unless its entry says `mayPass` (a failure that depends
@@ -38,6 +39,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fail } from '../../../scripts/lib/throwaway-redis.mjs';
+import { reportAgainst, runJest, shim as writeShim } from '../../../scripts/lib/upstream-jest.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageDir = dirname(here);
@@ -127,46 +129,26 @@ const config = {
   },
   modulePaths: nodeModules,
 };
-const configPath = join(work, 'jest.config.json');
-writeFileSync(configPath, JSON.stringify(config, null, 2));
-const resultsPath = join(work, 'results.json');
-
-const jestBin = join(dirname(requireHere.resolve('jest29/package.json')), 'bin', 'jest.js');
-const run = spawnSync(
-  process.execPath,
-  [jestBin, '--config', configPath, '-w', '1', '--forceExit', '--json', '--outputFile', resultsPath, ...(filter === undefined ? [] : [filter])],
-  { cwd: suiteDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 },
-);
-if (!existsSync(resultsPath)) fail(`jest produced no results:\n${run.stderr}`);
-const report = JSON.parse(readFileSync(resultsPath, 'utf8'));
-if (!keep) rmSync(work, { recursive: true, force: true });
-
-const results = report.testResults.flatMap((file) => {
-  const name = file.name.slice(suiteDir.length + 1);
-  if (file.assertionResults.length === 0) return [{ name: `${name}: (the file did not load) ${firstLine(file.message)}`, ok: false }];
-  return file.assertionResults.filter((t) => t.status !== 'pending').map((t) => ({ name: `${name}: ${t.fullName}`, ok: t.status === 'passed', message: firstLine(t.failureMessages?.[0]) }));
+const results = runJest({
+  repoDir,
+  work,
+  config,
+  testRoot: suiteDir,
+  filter,
+  keep,
+  jestBin: join(dirname(requireHere.resolve('jest29/package.json')), 'bin', 'jest.js'),
+  extraArgs: ['--forceExit'],
+  timeoutMs: 600_000,
 });
-const failed = results.filter((r) => !r.ok);
-console.log(`\n@nestjs/throttler's own tests (${specs.length} files) against ${subject}: ${results.length - failed.length} passed, ${failed.length} failed, of ${results.length}`);
-let unexpected = 0;
-for (const r of failed) {
-  if (control || ratekitMode) {
-    console.log(`  ✖ ${r.name}${r.message ? `\n      ${r.message}` : ''}`);
-    continue;
-  }
-  const entry = differences[r.name];
-  const reason = typeof entry === 'object' && entry !== null ? entry.reason : entry;
-  if (reason === undefined) unexpected++;
-  console.log(`  ✖ ${r.name}${reason === undefined ? '   <- NOT a documented difference' : `   (documented: ${reason})`}${r.message ? `\n      ${r.message}` : ''}`);
-}
-if (control || ratekitMode) process.exit(0);
-const stale = filter === undefined ? Object.keys(differences).filter((name) => differences[name]?.mayPass !== true && !failed.some((r) => r.name === name)) : [];
-for (const name of stale) console.log(`  ! listed in differences.json but did not fail: ${name}`);
-if (unexpected > 0 || stale.length > 0) {
-  console.error(`✖ ${unexpected} undocumented failure(s), ${stale.length} stale difference(s)`);
-  process.exit(1);
-}
-console.log(failed.length === 0 ? '✔ every test passed' : '✔ every failure is a documented difference (docs/migrating/nestjs-throttler.md)');
+reportAgainst({
+  title: `@nestjs/throttler's own tests (${specs.length} files) against ${subject}`,
+  results,
+  differences,
+  control: control || ratekitMode,
+  filtered: filter !== undefined,
+  documentedIn: 'docs/migrating/nestjs-throttler.md',
+  differencesFile: 'differences.json',
+});
 
 /** NestJS 10 in .upstream/.nest10, with copies of our build and the spec files beside it. */
 function prepareNest10() {
@@ -201,9 +183,7 @@ function nest10Version(dir = join(upstreamDir, '.nest10')) {
 }
 
 function shim(file, body) {
-  const path = join(work, file);
-  writeFileSync(path, body);
-  return path;
+  return writeShim(work, file, body);
 }
 
 function findSpecs(dir, suffix) {
@@ -212,10 +192,4 @@ function findSpecs(dir, suffix) {
     if (entry.isDirectory()) return entry.name === 'node_modules' || entry.name.startsWith('.') ? [] : findSpecs(path, suffix);
     return entry.name.endsWith(suffix) ? [path] : [];
   });
-}
-
-function firstLine(text) {
-  if (typeof text !== 'string') return '';
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: strips jest's ANSI colours
-  return (text.replace(/\u001b\[[0-9;]*m/g, '').split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 240);
 }

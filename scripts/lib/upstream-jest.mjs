@@ -1,27 +1,28 @@
-// What the runners of express-rate-limit's and express-slow-down's own tests (run.mjs, slow-down.mjs)
-// share: a jest run over fetched test files with a generated config, and the report that compares its
-// failures with a differences file.
+// What the runners of incumbents' own jest suites share (packages/express/upstream/run.mjs and
+// slow-down.mjs, packages/nestjs/upstream/run.mjs): a jest run over fetched test files with a generated
+// config, and the report that compares its failures with a differences file.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { fail } from '../../../scripts/lib/throwaway-redis.mjs';
+import { fail } from './throwaway-redis.mjs';
 
 /**
- * Runs jest once over `config` (written to `work`), every file in one process (-w 1), and returns one
- * `{ name, ok, message }` per test that ran, named `<file relative to testRoot>: <full name>`; a file
- * that did not load is one failed entry.
+ * Runs jest once over `config` (written to `work`), every file in one process (-w 1), from
+ * `config.rootDir`, and returns one `{ name, ok, message }` per test that ran, named
+ * `<file relative to testRoot>: <full name>`; a file that did not load is one failed entry.
+ * `jestBin` is the repository's jest unless given (a suite may need its own major); `extraArgs` go
+ * to jest before the filter; the run is stopped after `timeoutMs`.
  */
-export function runJest({ repoDir, work, config, testRoot, filter, keep }) {
+export function runJest({ repoDir, work, config, testRoot, filter, keep, jestBin = join(repoDir, 'node_modules', 'jest', 'bin', 'jest.js'), extraArgs = [], timeoutMs = 300_000 }) {
   const configPath = join(work, 'jest.config.json');
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   const resultsPath = join(work, 'results.json');
-  const jestBin = join(repoDir, 'node_modules', 'jest', 'bin', 'jest.js');
   const run = spawnSync(
     process.execPath,
-    [jestBin, '--config', configPath, '-w', '1', '--json', '--outputFile', resultsPath, ...(filter === undefined ? [] : [filter])],
-    { cwd: config.rootDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: 300_000 },
+    [jestBin, '--config', configPath, '-w', '1', ...extraArgs, '--json', '--outputFile', resultsPath, ...(filter === undefined ? [] : [filter])],
+    { cwd: config.rootDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: timeoutMs },
   );
   if (!existsSync(resultsPath)) fail(`jest produced no results:\n${run.stderr}`);
   const report = JSON.parse(readFileSync(resultsPath, 'utf8'));
@@ -34,23 +35,25 @@ export function runJest({ repoDir, work, config, testRoot, filter, keep }) {
 }
 
 /**
- * Prints the counts and every failure, each with its entry in `differences` (name → why). Unless
- * `control`, exits 1 when a test fails that `differences` does not list, or a listed one passes (the
- * list must stay true; not checked when a filter ran part of the suite).
+ * Prints the counts and every failure, each with its entry in `differences` (name → why: the reason,
+ * or `{ reason, mayPass: true }` for a failure that depends on the machine, not on the subject). Unless
+ * `control` (a run that only reports), exits 1 when a test fails that `differences` does not list, or
+ * a listed one passes without `mayPass` (the list must stay true; not checked when a filter ran part of
+ * the suite). `differencesFile` names the list in that message.
  */
-export function reportAgainst({ title, results, differences, control, filtered, documentedIn }) {
+export function reportAgainst({ title, results, differences, control, filtered, documentedIn, differencesFile = 'the differences' }) {
   const failed = results.filter((r) => !r.ok);
   console.log(`\n${title}: ${results.length - failed.length} passed, ${failed.length} failed, of ${results.length}`);
   let unexpected = 0;
   for (const r of failed) {
-    const reason = control ? undefined : differences[r.name];
+    const reason = control ? undefined : reasonOf(differences[r.name]);
     if (!control && reason === undefined) unexpected++;
     const note = control ? '' : reason === undefined ? '   <- NOT a documented difference' : `   (documented: ${reason})`;
     console.log(`  ✖ ${r.name}${note}${r.message ? `\n      ${r.message}` : ''}`);
   }
   if (control) return;
-  const stale = filtered ? [] : Object.keys(differences).filter((name) => !failed.some((r) => r.name === name));
-  for (const name of stale) console.log(`  ! listed in the differences but did not fail: ${name}`);
+  const stale = filtered ? [] : Object.keys(differences).filter((name) => differences[name]?.mayPass !== true && !failed.some((r) => r.name === name));
+  for (const name of stale) console.log(`  ! listed in ${differencesFile} but did not fail: ${name}`);
   if (unexpected > 0 || stale.length > 0) {
     console.error(`✖ ${unexpected} undocumented failure(s), ${stale.length} stale difference(s)`);
     process.exit(1);
@@ -71,7 +74,7 @@ export function resolveAnywhere(name, packageDir, repoDir) {
     try {
       return createRequire(join(base, 'package.json')).resolve(name);
     } catch {
-      // not resolvable from here: try the next place
+      // not resolvable from this base: try the next, then pnpm's store
     }
   }
   const store = join(repoDir, 'node_modules', '.pnpm');
@@ -86,8 +89,13 @@ export function swcTransform(repoDir) {
   return { '^.+\\.(t|j)sx?$': [swcJest, { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }] };
 }
 
+/** A differences entry's reason: the entry itself, or its `reason`. */
+function reasonOf(entry) {
+  return typeof entry === 'object' && entry !== null ? entry.reason : entry;
+}
+
+/** The first non-blank line of a jest message, without its colours, at most 240 characters. */
 function firstLine(text) {
   if (typeof text !== 'string') return '';
-  // Without jest's ANSI colours.
   return (stripVTControlCharacters(text).split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 240);
 }
