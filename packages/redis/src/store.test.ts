@@ -425,7 +425,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
         it.each([
           ['the function (FCALL)', false],
           ['the script (EVALSHA, as on Redis < 7)', true],
-        ] as const)('a flood on a locked-out key (the login recipe) costs one call per block with the refusal cache, one per request without: %s', async (_, script) => {
+        ] as const)('a flood on a locked-out key (the login recipe) costs one store call per block with the refusal cache, and sends every request to the store without: %s', async (_, script) => {
           const client = script ? scriptOnly(connection.client) : connection.client;
           const USERNAME = { limit: 5, windowMs: 15 * 60_000, blockDurationMs: 15 * 60_000, name: 'login-username' };
           const flood = async (refusalCache: boolean) => {
