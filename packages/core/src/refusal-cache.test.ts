@@ -53,7 +53,7 @@ async function playTimeline(limiter: Limiter, clock: { nowMs: number }, rows: re
       atMs,
       source,
       allowed,
-      retryAfterMs: expect.closeTo(retryAfterMs, 6) as unknown as number,
+      retryAfterMs: expect.closeTo(retryAfterMs, 6),
       remaining,
     });
   }
@@ -294,7 +294,7 @@ describe('the refusal cache', () => {
       let states: Array<readonly number[] | undefined> = limits.map(() => undefined);
       for (let i = 0; i < consumes; i++) {
         const { writes } = evaluatePolicy(states, limits, 1, 'consume', T0);
-        states = states.map((s, j) => (typeof writes[j] === 'symbol' ? s : (writes[j] as readonly number[] | undefined)));
+        states = states.map((s, j) => (typeof writes[j] === 'symbol' ? s : (writes[j])));
       }
       return { limits, decision: evaluatePolicy(states, limits, cost, 'consume', T0).decision };
     };
@@ -398,7 +398,7 @@ describe('the refusal cache', () => {
         fc.property(scenario, ({ limits: options, history, cost, probes }) => {
           const limits = options.map((o, i) => resolveLimit(o, `limits[${i}]`));
           const store = memoryStore({ maxKeys: 4, pruneIntervalMs: 0 });
-          const ask = (mode: 'consume' | 'peek', c: number, nowMs: number) => store.evaluate({ key: 'k', namespace: '', limits, cost: c, mode, nowMs }) as Decision;
+          const ask = (mode: 'consume' | 'peek', c: number, nowMs: number) => store.evaluate({ key: 'k', namespace: '', limits, cost: c, mode, nowMs });
           let nowMs = T0;
           for (const { dtMs, cost: c } of history) ask('consume', c, (nowMs += dtMs));
           const refusal = ask('consume', cost, nowMs);

@@ -435,7 +435,7 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             const decisions = [];
             for (let i = 0; i < 200; i++) decisions.push(await limiter.consume('alice'));
             // Ten turns of 20 at once: what reaches the store goes coalesced (a batch call).
-            for (let turn = 0; turn < 10; turn++) decisions.push(...(await Promise.all(Array.from({ length: 20 }, () => limiter.consume('alice')))));
+            for (let turn = 0; turn < 10; turn++) decisions.push(...(await Promise.all(Array.from({ length: 20 }, () => Promise.resolve(limiter.consume('alice'))))));
             const calls = await commandCalls(admin);
             return { decisions, calls: (calls['fcall'] ?? 0) + (calls['evalsha'] ?? 0) + (calls['eval'] ?? 0) };
           };
