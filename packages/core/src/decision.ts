@@ -33,6 +33,14 @@ export interface LimitDecision {
   readonly retryAfterMs: number;
   /** Ms until the next token is credited; 0 when full. */
   readonly nextRefillMs: number;
+  /**
+   * Ms until this limit's block ends (`blockDurationMs`, see `policy.ts`),
+   * in the state the decision leaves: set when the limit is blocked (it
+   * refused, and refuses every request until then), absent otherwise. Core's
+   * stores (memory, Redis, PostgreSQL, Memcached) report it; the refusal
+   * cache keeps a blocked refusal only when it is given, and no longer than it.
+   */
+  readonly blockedMs?: number;
 }
 
 /**

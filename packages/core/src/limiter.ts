@@ -74,8 +74,8 @@ export interface LimiterOptions<TContext = unknown> {
    * - `false`: off, every request goes to the store.
    * A `refund` or `reset` through this limiter forgets the key at once; one
    * through another limiter or process is seen when the kept refusal ends
-   * (at most its `retryAfterMs`). Ignored for in-process stores (the memory
-   * store answers from memory anyway).
+   * (at most its `retryAfterMs`: for a blocked key, the rest of its block).
+   * Ignored for in-process stores (the memory store answers from memory anyway).
    * @default `{ maxKeys: 10_000 }` when `store.shared`, else off
    * @throws {RateKitOptionError} at build time for anything but a boolean or `{ maxKeys }` with an integer ≥ 1.
    */

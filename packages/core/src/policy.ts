@@ -38,7 +38,9 @@ export const UNCHANGED: unique symbol = Symbol('ratekit.unchanged');
  *
  * A limit with `blockDurationMs` whose state carries a block that has not
  * ended refuses whatever its algorithm says, charges nothing and writes
- * nothing (see {@link stepLimit}).
+ * nothing (see {@link stepLimit}). The entry of a limit blocked in the state
+ * the decision leaves (a block it has just recorded, or one that has not
+ * ended) carries `blockedMs`, the time left in the block.
  */
 export function evaluatePolicy(
   states: ReadonlyArray<LimitState | undefined>,
@@ -83,7 +85,9 @@ export function evaluatePolicy(
   } else {
     for (let i = 0; i < n; i++) writes[i] = charged[i]!.next;
   }
-  return { decision: buildDecision({ limits, charged, uncharged, allowed, cost, nowMs }), writes };
+  const decision = buildDecision({ limits, charged, uncharged, allowed, cost, nowMs });
+  // A blocked limit refuses: an admission carries no block.
+  return { decision: allowed ? decision : withBlocks(decision, limits, states, writes, nowMs), writes };
 }
 
 /**
@@ -129,9 +133,38 @@ export function evaluateLimit(state: LimitState | undefined, limit: ResolvedLimi
   }
   const zero = stepLimit(state, limit, 0, nowMs);
   const write = mode === 'consume' ? refusalWrite(state, limit, step, zero, nowMs) : UNCHANGED;
-  if (write === UNCHANGED) return { decision: decideOne(limit, step, zero, false, cost, nowMs), write };
+  if (write === UNCHANGED) {
+    const decision = decideOne(limit, step, zero, false, cost, nowMs);
+    return { decision: limit.blockDurationMs === 0 ? decision : withBlocks(decision, [limit], [state], [write], nowMs), write };
+  }
   // Report the state the refusal leaves: its penalty, its block.
-  return { decision: decideOne(limit, blockedRetry(step, limit), stepLimit(write, limit, 0, nowMs), false, cost, nowMs), write };
+  const decision = decideOne(limit, blockedRetry(step, limit), stepLimit(write, limit, 0, nowMs), false, cost, nowMs);
+  return { decision: limit.blockDurationMs === 0 ? decision : withBlocks(decision, [limit], [state], [write], nowMs), write };
+}
+
+/**
+ * Sets `blockedMs` on the entries of `decision` (just built, not yet shared)
+ * whose limit is blocked at `nowMs` in the state the decision leaves (its
+ * write, or the state read when it writes nothing): the time left in the
+ * block, `blockedUntilMs − nowMs`. A limit without `blockDurationMs` ignores
+ * a block, so it is never blocked. Only refusals and refunds can leave a
+ * block (a blocked limit refuses), so the admissions' hot path never calls it.
+ */
+function withBlocks(
+  decision: Decision,
+  limits: readonly ResolvedLimit[],
+  states: ReadonlyArray<LimitState | undefined>,
+  writes: ReadonlyArray<LimitState | undefined | typeof UNCHANGED>,
+  nowMs: number,
+): Decision {
+  for (let i = 0; i < limits.length; i++) {
+    const limit = limits[i]!;
+    if (limit.blockDurationMs === 0) continue;
+    const write = writes[i];
+    const untilMs = blockedUntil(write === UNCHANGED ? states[i] : write, limit.algorithm);
+    if (untilMs !== undefined && untilMs > nowMs) (decision.limits[i] as { blockedMs?: number }).blockedMs = untilMs - nowMs;
+  }
+  return decision;
 }
 
 /**
@@ -202,7 +235,9 @@ function refundPolicy(
 ): PolicyOutcome {
   const refunded = limits.map((limit, i) => refundLimit(states[i], limit, cost, nowMs));
   const steps = limits.map((limit, i) => stepLimit(refunded[i], limit, 0, nowMs));
-  return { decision: buildDecision({ limits, charged: steps, uncharged: steps, allowed: true, cost: 0, nowMs }), writes: refunded };
+  const decision = buildDecision({ limits, charged: steps, uncharged: steps, allowed: true, cost: 0, nowMs });
+  // A refund keeps a block that has not ended.
+  return { decision: withBlocks(decision, limits, states, refunded, nowMs), writes: refunded };
 }
 
 /**

@@ -112,6 +112,41 @@ describe('the refusal cache', () => {
       expect(store.calls.length - before).toBe(1);
     });
 
+    it('a lockout (blockDurationMs, the login recipe): a flood costs the store one call per block', async () => {
+      const minute = 60_000;
+      const USERNAME = { limit: 5, windowMs: 15 * minute, blockDurationMs: 15 * minute, name: 'login-username' };
+      const { store, limiter, clock } = fixture(USERNAME);
+      await playTimeline(limiter, clock, [
+        [0, 1, 'store', true, 0, 4],
+        [0, 1, 'store', true, 0, 3],
+        [0, 1, 'store', true, 0, 2],
+        [0, 1, 'store', true, 0, 1],
+        [0, 1, 'store', true, 0, 0],
+        [1_000, 1, 'store', false, 15 * minute, 0], // refused: blocked until 1_000 + 15 min, kept until 1 ms before
+        [1_001, 1, 'cache', false, 15 * minute - 1, 0],
+        [10 * minute, 1, 'cache', false, 5 * minute + 1_000, 0],
+        [15 * minute + 998, 1, 'cache', false, 2, 0],
+        [15 * minute + 999, 1, 'store', false, 1, 0], // the margin: the store refuses (1 ms of block left), not kept
+        [15 * minute + 1_000, 1, 'store', true, 0, 4], // the block is over, the window too: admitted
+      ]);
+      expect(store.calls).toHaveLength(8);
+
+      // An hour's flood at 10 a second, with the cache and without: the same decisions. Each 15 min the
+      // window and the block end together, 5 are admitted and the 6th is refused, which blocks again.
+      const plain = fixture(USERNAME, { refusalCache: false });
+      const cached = fixture(USERNAME);
+      for (let atMs = 0; atMs < 60 * minute; atMs += 100) {
+        plain.clock.nowMs = cached.clock.nowMs = T0 + atMs;
+        const expected = await plain.limiter.consume('other');
+        const actual = await cached.limiter.consume('other');
+        expect({ atMs, allowed: actual.allowed, retryAfterMs: Math.round(actual.retryAfterMs) }).toEqual({ atMs, allowed: expected.allowed, retryAfterMs: Math.round(expected.retryAfterMs) });
+      }
+      expect(plain.store.calls).toHaveLength(36_000);
+      // 4 cycles of 5 admissions and 1 refusal that blocks (plus at most one call in each block's last ms, the margin).
+      expect(cached.store.calls.length).toBeGreaterThanOrEqual(24);
+      expect(cached.store.calls.length).toBeLessThanOrEqual(28);
+    });
+
     it('GCRA, 1 per 100 ms: the kept refusal is re-timed, its remaining unchanged', async () => {
       const { limiter, clock } = fixture({ algorithm: 'gcra', limit: 10, windowMs: 1_000, burst: 1 });
       await playTimeline(limiter, clock, [
@@ -267,7 +302,9 @@ describe('the refusal cache', () => {
     it.each<[string, LimitOptions | LimitOptions[], number, number | undefined]>([
       ['an admission', { limit: 2, windowMs: 1_000 }, 1, undefined],
       ['a fixed-window refusal: to the window end, less the margin', { algorithm: 'fixed-window', limit: 1, windowMs: 1_000 }, 1, 1_000 - REFUSAL_CACHE_MARGIN_MS],
-      ['a refusal by a limit with blockDurationMs (its block may re-arm)', { limit: 1, windowMs: 1_000, blockDurationMs: 500 }, 1, undefined],
+      ['a refusal that blocks: to the block\'s end (a refusal after it blocks again), less the margin', { limit: 1, windowMs: 1_000, blockDurationMs: 500 }, 1, 500 - REFUSAL_CACHE_MARGIN_MS],
+      ['a refusal that blocks for longer than the window: to the block\'s end', { algorithm: 'gcra', limit: 1, windowMs: 1_000, blockDurationMs: 5_000 }, 1, 5_000 - REFUSAL_CACHE_MARGIN_MS],
+      ['a refusal by a delay limit with a refused penalty and a block', { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 0, refusedPenaltyCapMs: 1_000, blockDurationMs: 500 }, 1, undefined],
       ['a refusal by a delay limit with a refused penalty', { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 0, refusedPenaltyCapMs: 1_000 }, 1, undefined],
       ['a delay refusal without a penalty', { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 0 }, 1, 1_000 - REFUSAL_CACHE_MARGIN_MS],
       ['two limits refusing with the same wait (either could bind)', [{ algorithm: 'fixed-window', limit: 1, windowMs: 1_000, name: 'a' }, { algorithm: 'sliding-log', limit: 1, windowMs: 1_000, name: 'b' }], 1, undefined],
@@ -288,6 +325,36 @@ describe('the refusal cache', () => {
       const { limits, decision } = refusalOf(options, consumes);
       const deadline = refusalDeadlineMs(decision, limits, T0);
       expect(deadline === undefined ? undefined : deadline - T0).toBe(expected);
+    });
+
+    it('keeps a refusal during a block to the block\'s end, its wait the longer of the block and the algorithm\'s', () => {
+      // Blocked for 500 ms at T0, asked again at T0 + 200: 300 ms of block left, the window ends at 1_000.
+      const limits = [resolveLimit({ algorithm: 'fixed-window', limit: 1, windowMs: 1_000, blockDurationMs: 500 }, 'limits')];
+      let state: readonly number[] | undefined;
+      for (const nowMs of [T0, T0]) {
+        const { writes } = evaluatePolicy([state], limits, 1, 'consume', nowMs);
+        if (typeof writes[0] !== 'symbol') state = writes[0];
+      }
+      const { decision } = evaluatePolicy([state], limits, 1, 'consume', T0 + 200);
+      expect(decision.limits[0]!.blockedMs).toBe(300);
+      expect(decision.retryAfterMs).toBe(800);
+      expect(refusalDeadlineMs(decision, limits, T0 + 200)).toBe(T0 + 200 + 300 - REFUSAL_CACHE_MARGIN_MS);
+    });
+
+    it('keeps no refusal by a blocking limit that is not blocked (a peek: its consume would block)', () => {
+      const limits = [resolveLimit({ limit: 1, windowMs: 1_000, blockDurationMs: 500 }, 'limits')];
+      const { writes } = evaluatePolicy([undefined], limits, 1, 'consume', T0);
+      const { decision } = evaluatePolicy([writes[0] as readonly number[]], limits, 1, 'peek', T0);
+      expect(decision.allowed).toBe(false);
+      expect(decision.limits[0]!.blockedMs).toBeUndefined();
+      expect(refusalDeadlineMs(decision, limits, T0)).toBeUndefined();
+    });
+
+    it('keeps no blocked refusal from a store that does not say how long the block has left (no blockedMs)', () => {
+      const { limits, decision } = refusalOf({ limit: 1, windowMs: 1_000, blockDurationMs: 500 }, 1);
+      expect(decision.limits[0]!.blockedMs).toBe(500);
+      const { blockedMs: _, ...entry } = decision.limits[0]!;
+      expect(refusalDeadlineMs({ ...decision, limits: [entry] }, limits, T0)).toBeUndefined();
     });
 
     it('keeps no refusal of a cost above the capacity (retryAfterMs Infinity)', () => {
@@ -326,6 +393,7 @@ describe('the refusal cache', () => {
           }),
         );
       let kept = 0;
+      let keptBlocked = 0;
       fc.assert(
         fc.property(scenario, ({ limits: options, history, cost, probes }) => {
           const limits = options.map((o, i) => resolveLimit(o, `limits[${i}]`));
@@ -337,6 +405,7 @@ describe('the refusal cache', () => {
           const deadline = refusalDeadlineMs(refusal, limits, nowMs);
           if (deadline === undefined) return;
           kept++;
+          if (refusal.limits.some((l) => l.blockedMs !== undefined)) keptBlocked++;
           const sentMs = nowMs;
           for (const share of [...probes, 0, 1].sort()) {
             const atMs = Math.min(deadline - 1e-6, sentMs + share * (deadline - sentMs));
@@ -349,12 +418,14 @@ describe('the refusal cache', () => {
             expect(answer.resetMs).toBeCloseTo(again.resetMs, 6);
             expect(answer.limits.map((l) => [l.allowed, l.remaining])).toEqual(again.limits.map((l) => [l.allowed, l.remaining]));
             answer.limits.forEach((l, i) => expect(l.retryAfterMs).toBeCloseTo(again.limits[i]!.retryAfterMs, 6));
+            answer.limits.forEach((l, i) => expect(l.blockedMs ?? 0).toBeCloseTo(again.limits[i]!.blockedMs ?? 0, 6));
           }
         }),
         { numRuns: 500 },
       );
       // The property must not hold vacuously.
       expect(kept).toBeGreaterThan(40);
+      expect(keptBlocked).toBeGreaterThan(10);
     });
   });
 });

@@ -26,15 +26,22 @@ import { assertInteger, assertKnownKeys } from './validate.js';
  *   emissionIntervalMs`; for the sliding-window counter the same at its
  *   fastest decay, `limit / windowMs`; for the fixed window, the sliding log
  *   and interval refill, the next refill);
+ * - for a limit that refused because it is blocked (`blockDurationMs`):
+ *   no later than the block's end, its `blockedMs` (after it, a refused
+ *   request would block the key again: a write, and a later `Retry-After`).
+ *   During the block the limit refuses every request, writes nothing and
+ *   reports no tokens, so its `remaining` cannot change before then;
  * - minus {@link REFUSAL_CACHE_MARGIN_MS}, which absorbs float rounding.
  *
  * It is not cached when the store's answer could differ on the next call
- * for another reason: a refusal by a limit with `blockDurationMs` (how long
- * its block has left is not in the decision, and a refused request after
- * the block re-blocks the key), by a delay limit with `refusedPenaltyCapMs`
- * (every refused request adds to its penalty), a `retryAfterMs` of
- * `Infinity` (a cost above the capacity, which would never expire), or two
- * refusing limits within 1 ms of each other (which one binds could change).
+ * for another reason: a refusal by a limit with `blockDurationMs` that is
+ * not blocked (a peek's refusal, whose consume would block the key) or whose
+ * decision does not say how long its block has left (no `blockedMs`: a store
+ * that does not report it), by a delay limit with `refusedPenaltyCapMs`
+ * (every refused request adds to its penalty, and a block's first refusal
+ * reports the wait before the penalty), a `retryAfterMs` of `Infinity` (a
+ * cost above the capacity, which would never expire), or two refusing
+ * limits within 1 ms of each other (which one binds could change).
  *
  * Deadlines are local: the limiter's clock read before the store was asked,
  * plus the durations the store answered. The store decided after that
@@ -113,9 +120,16 @@ export function refusalDeadlineMs(decision: Decision, limits: readonly ResolvedL
     const entry = entries[i]!;
     const limit = limits[i]!;
     if (!entry.allowed) {
-      if (limit.blockDurationMs > 0 || limit.refusedPenaltyCapMs !== undefined) return undefined;
+      if (limit.refusedPenaltyCapMs !== undefined) return undefined;
       if (top - entry.retryAfterMs < 1) refusing++;
       if (entry.retryAfterMs < leftMs) leftMs = entry.retryAfterMs;
+      if (limit.blockDurationMs > 0) {
+        // Blocked: refuses, unchanged, until the block ends; not blocked: the next consume blocks.
+        const blockedMs = entry.blockedMs ?? 0;
+        if (!(blockedMs > 0)) return undefined;
+        if (blockedMs < leftMs) leftMs = blockedMs;
+        continue;
+      }
     }
     const stable = remainingStableMs(entry, limit);
     if (stable < leftMs) leftMs = stable;
@@ -156,7 +170,7 @@ export function remainingStableMs(entry: LimitDecision, limit: ResolvedLimit): n
 
 /**
  * `decision`, answered `elapsedMs` after the store made it: its durations
- * shortened by `elapsedMs` (never below 0; `Infinity` stays), its `nowMs`
+ * (`blockedMs` included) shortened by `elapsedMs` (never below 0; `Infinity` stays), its `nowMs`
  * moved on, and `source: 'cache'`. Token counts are the store's (they
  * cannot have changed in whole tokens, see {@link refusalDeadlineMs}).
  */
@@ -166,6 +180,7 @@ export function retimed(decision: Decision, elapsedMs: number): Decision {
     resetMs: earlier(entry.resetMs, elapsedMs),
     retryAfterMs: earlier(entry.retryAfterMs, elapsedMs),
     nextRefillMs: earlier(entry.nextRefillMs, elapsedMs),
+    ...(entry.blockedMs === undefined ? {} : { blockedMs: earlier(entry.blockedMs, elapsedMs) }),
   }));
   return {
     ...decision,

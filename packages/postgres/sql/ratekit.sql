@@ -409,11 +409,14 @@ $fn$;
 --
 -- Returns the decision as a float8[] (the store reads it with array_send(), in binary,
 -- so every double arrives exactly whatever the session's extra_float_digits):
---   now_ms allowed(1|0), then 9 per limit, in the order of the policy:
+--   now_ms allowed(1|0), then 10 per limit, in the order of the policy:
 --   allowed(1|0) capacity retry_after_ms delay_ms                     (the step at the requested cost)
 --   tokens_before tokens_refilled tokens_after reset_ms next_refill_ms  (the step shown: at cost 0
 --                                                    when the policy refused or peeked)
-CREATE OR REPLACE FUNCTION "ratekit_evaluate"(
+--   blocked_ms                 (ms left in the limit's block in the state the decision leaves; 0: none)
+-- The name carries the reply's version: "ratekit_evaluate" (below) keeps the reply of 9 per limit
+-- that app servers of earlier versions read, so a rolling upgrade can run both.
+CREATE OR REPLACE FUNCTION "ratekit_evaluate_v2"(
   p_namespace text,  -- the limiter's namespace (its prefix), encoded by the store
   p_key text,        -- the user's key, encoded by the store
   p_mode text,       -- consume | peek | refund
@@ -447,6 +450,7 @@ DECLARE
   m int;
   base_len int;
   reply float8[];
+  left_blocks float8[];
   o int;
 BEGIN
   IF n = 0 OR cardinality(p_algorithms) <> n OR cardinality(p_params) <> 7 * n THEN
@@ -491,6 +495,7 @@ BEGIN
     charged := '{}';
     shown := '{}';
     zero := '{}';
+    left_blocks := array_fill(0::float8, ARRAY[n]);
     write_ids := '{}';
     write_states := '{}';
     write_until := '{}';
@@ -510,7 +515,7 @@ BEGIN
         st := "ratekit_step"(p_algorithms[i], refunded, p_params[o + 1], p_params[o + 2], p_params[o + 3],
           p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms);
         IF blk IS NOT NULL AND blk > now_ms THEN
-          IF p_params[o + 7] > 0 THEN st := "ratekit_blocked"(st, blk - now_ms, 0); END IF;
+          IF p_params[o + 7] > 0 THEN st := "ratekit_blocked"(st, blk - now_ms, 0); left_blocks[i] := blk - now_ms; END IF;
           refunded := refunded || blk;
           write_until := write_until || blk;
         ELSE
@@ -528,7 +533,10 @@ BEGIN
         blk := (states[i]).expires_ms;
         st := "ratekit_step"(p_algorithms[i], (states[i]).state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
           p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], p_cost, now_ms);
-        IF p_params[o + 7] > 0 AND blk IS NOT NULL AND blk > now_ms THEN st := "ratekit_blocked"(st, blk - now_ms, p_cost); END IF;
+        IF p_params[o + 7] > 0 AND blk IS NOT NULL AND blk > now_ms THEN
+          st := "ratekit_blocked"(st, blk - now_ms, p_cost);
+          left_blocks[i] := blk - now_ms;
+        END IF;
         charged := charged || st;
         IF NOT st.allowed THEN allowed := false; END IF;
       END LOOP;
@@ -562,6 +570,7 @@ BEGIN
             write_ids := write_ids || p_ids[i];
             write_states := write_states || ROW(p_ids[i], NULL, state || (now_ms + block_ms))::"ratekit_slot";
             write_until := write_until || (now_ms + block_ms);
+            left_blocks[i] := (now_ms + block_ms) - now_ms;
             shown[i] := "ratekit_blocked"("ratekit_step"(p_algorithms[i], state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
               p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms), block_ms, 0);
             IF (charged[i]).retry_after_ms < block_ms THEN
@@ -637,7 +646,24 @@ BEGIN
   FOR i IN 1..n LOOP
     reply := reply || ARRAY[
       CASE WHEN (charged[i]).allowed THEN 1 ELSE 0 END, (charged[i]).capacity, (charged[i]).retry_after_ms, (charged[i]).delay_ms,
-      (shown[i]).tokens_before, (shown[i]).tokens_refilled, (shown[i]).tokens_after, (shown[i]).reset_ms, (shown[i]).next_refill_ms];
+      (shown[i]).tokens_before, (shown[i]).tokens_refilled, (shown[i]).tokens_after, (shown[i]).reset_ms, (shown[i]).next_refill_ms,
+      left_blocks[i]];
+  END LOOP;
+  RETURN reply;
+END
+$fn$;
+
+-- The decision function of earlier versions: the same decision, its reply without blocked_ms
+-- (9 numbers per limit), for app servers not yet upgraded.
+CREATE OR REPLACE FUNCTION "ratekit_evaluate"(p_namespace text, p_key text, p_mode text, p_cost float8, p_now_ms float8,
+  p_ids text[], p_algorithms text[], p_params float8[]
+) RETURNS float8[] LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  full_reply float8[] := "ratekit_evaluate_v2"(p_namespace, p_key, p_mode, p_cost, p_now_ms, p_ids, p_algorithms, p_params);
+  reply float8[] := full_reply[1:2];
+BEGIN
+  FOR i IN 1..coalesce(cardinality(p_ids), 0) LOOP
+    reply := reply || full_reply[3 + 10 * (i - 1):11 + 10 * (i - 1)];
   END LOOP;
   RETURN reply;
 END

@@ -9,7 +9,8 @@ describe('schemaNames', () => {
         table: '"ratekit"',
         slotType: '"ratekit_slot"',
         stepType: '"ratekit_step_result"',
-        evaluate: '"ratekit_evaluate"',
+        evaluate: '"ratekit_evaluate_v2"',
+        evaluateV1: '"ratekit_evaluate"',
         step: '"ratekit_step"',
         refund: '"ratekit_refund"',
         ttl: '"ratekit_ttl"',
@@ -25,7 +26,8 @@ describe('schemaNames', () => {
     it('quotes and qualifies each name; the index stays unqualified (it lives in its table’s schema)', () => {
       const names = schemaNames({ table: 'Rate "Limits"', schema: 'app' });
       expect(names.table).toBe('"app"."Rate ""Limits"""');
-      expect(names.evaluate).toBe('"app"."Rate ""Limits""_evaluate"');
+      expect(names.evaluate).toBe('"app"."Rate ""Limits""_evaluate_v2"');
+      expect(names.evaluateV1).toBe('"app"."Rate ""Limits""_evaluate"');
       expect(names.index).toBe('"Rate ""Limits""_expires_at_idx"');
     });
   });
@@ -59,9 +61,9 @@ describe('schemaSql', () => {
 
   it('dollar-quotes function bodies with a tag the names do not contain', () => {
     const sql = schemaSql({ table: 'a$fn$b' });
-    // The two type blocks and the four functions that name the table's objects use $fn1$ (opening and
+    // The two type blocks and the five functions that name the table's objects use $fn1$ (opening and
     // closing); the refill function names none and keeps $fn$. PostgreSQL parsing it is tested in store.test.ts.
-    expect(sql.split('$fn1$').length - 1).toBe(12);
+    expect(sql.split('$fn1$').length - 1).toBe(14);
     expect(sql).toMatch(/RETURNS float8\[\] LANGUAGE plpgsql VOLATILE AS \$fn1\$/);
     expect(sql).toContain('"a$fn$b_slot"');
   });
@@ -78,7 +80,7 @@ describe('dropSchemaSql', () => {
   it('drops every object schemaSql creates', () => {
     const names = schemaNames();
     const drop = dropSchemaSql();
-    for (const name of [names.table, names.slotType, names.stepType, names.evaluate, names.step, names.refund, names.ttl, names.refill, names.blocked]) {
+    for (const name of [names.table, names.slotType, names.stepType, names.evaluate, names.evaluateV1, names.step, names.refund, names.ttl, names.refill, names.blocked]) {
       expect(drop).toContain(` ${name}`);
     }
   });

@@ -5,7 +5,8 @@ import { isIdentifier, quoteIdentifier } from './quote.js';
 export interface SchemaOptions {
   /**
    * The table's name. The store's other objects are named after it:
-   * `<table>_slot` and `<table>_step_result` (types), `<table>_evaluate`,
+   * `<table>_slot` and `<table>_step_result` (types), `<table>_evaluate_v2`
+   * (and `<table>_evaluate`, its reply as earlier versions read it),
    * `<table>_step`, `<table>_refund`, `<table>_ttl`, `<table>_refill` and `<table>_blocked`
    * (functions) and `<table>_expires_at_idx` (index). Any name works; it is
    * quoted. At most 48 bytes, so that every derived name fits PostgreSQL's 63.
@@ -29,7 +30,10 @@ export interface SchemaNames {
   readonly table: string;
   readonly slotType: string;
   readonly stepType: string;
+  /** The decision function this version calls (`<table>_evaluate_v2`: 10 numbers per limit, `blockedMs` the last). */
   readonly evaluate: string;
+  /** The decision function of earlier versions (`<table>_evaluate`: 9 numbers per limit), kept for their app servers. */
+  readonly evaluateV1: string;
   readonly step: string;
   readonly refund: string;
   readonly ttl: string;
@@ -64,7 +68,8 @@ export function schemaNames(options: Pick<SchemaOptions, 'table' | 'schema'> = {
     table: qualified(table),
     slotType: qualified(`${table}_slot`),
     stepType: qualified(`${table}_step_result`),
-    evaluate: qualified(`${table}_evaluate`),
+    evaluate: qualified(`${table}_evaluate_v2`),
+    evaluateV1: qualified(`${table}_evaluate`),
     step: qualified(`${table}_step`),
     refund: qualified(`${table}_refund`),
     ttl: qualified(`${table}_ttl`),
@@ -493,10 +498,13 @@ END
 --
 -- Returns the decision as a float8[] (the store reads it with array_send(), in binary,
 -- so every double arrives exactly whatever the session's extra_float_digits):
---   now_ms allowed(1|0), then 9 per limit, in the order of the policy:
+--   now_ms allowed(1|0), then 10 per limit, in the order of the policy:
 --   allowed(1|0) capacity retry_after_ms delay_ms                     (the step at the requested cost)
 --   tokens_before tokens_refilled tokens_after reset_ms next_refill_ms  (the step shown: at cost 0
 --                                                    when the policy refused or peeked)
+--   blocked_ms                 (ms left in the limit's block in the state the decision leaves; 0: none)
+-- The name carries the reply's version: ${n.evaluateV1} (below) keeps the reply of 9 per limit
+-- that app servers of earlier versions read, so a rolling upgrade can run both.
 CREATE OR REPLACE FUNCTION ${n.evaluate}(
   p_namespace text,  -- the limiter's namespace (its prefix), encoded by the store
   p_key text,        -- the user's key, encoded by the store
@@ -531,6 +539,7 @@ DECLARE
   m int;
   base_len int;
   reply float8[];
+  left_blocks float8[];
   o int;
 BEGIN
   IF n = 0 OR cardinality(p_algorithms) <> n OR cardinality(p_params) <> 7 * n THEN
@@ -575,6 +584,7 @@ BEGIN
     charged := '{}';
     shown := '{}';
     zero := '{}';
+    left_blocks := array_fill(0::float8, ARRAY[n]);
     write_ids := '{}';
     write_states := '{}';
     write_until := '{}';
@@ -594,7 +604,7 @@ BEGIN
         st := ${n.step}(p_algorithms[i], refunded, p_params[o + 1], p_params[o + 2], p_params[o + 3],
           p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms);
         IF blk IS NOT NULL AND blk > now_ms THEN
-          IF p_params[o + 7] > 0 THEN st := ${n.blocked}(st, blk - now_ms, 0); END IF;
+          IF p_params[o + 7] > 0 THEN st := ${n.blocked}(st, blk - now_ms, 0); left_blocks[i] := blk - now_ms; END IF;
           refunded := refunded || blk;
           write_until := write_until || blk;
         ELSE
@@ -612,7 +622,10 @@ BEGIN
         blk := (states[i]).expires_ms;
         st := ${n.step}(p_algorithms[i], (states[i]).state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
           p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], p_cost, now_ms);
-        IF p_params[o + 7] > 0 AND blk IS NOT NULL AND blk > now_ms THEN st := ${n.blocked}(st, blk - now_ms, p_cost); END IF;
+        IF p_params[o + 7] > 0 AND blk IS NOT NULL AND blk > now_ms THEN
+          st := ${n.blocked}(st, blk - now_ms, p_cost);
+          left_blocks[i] := blk - now_ms;
+        END IF;
         charged := charged || st;
         IF NOT st.allowed THEN allowed := false; END IF;
       END LOOP;
@@ -646,6 +659,7 @@ BEGIN
             write_ids := write_ids || p_ids[i];
             write_states := write_states || ROW(p_ids[i], NULL, state || (now_ms + block_ms))::${n.slotType};
             write_until := write_until || (now_ms + block_ms);
+            left_blocks[i] := (now_ms + block_ms) - now_ms;
             shown[i] := ${n.blocked}(${n.step}(p_algorithms[i], state, p_params[o + 1], p_params[o + 2], p_params[o + 3],
               p_params[o + 4] = 1, p_params[o + 5], p_params[o + 6], 0, now_ms), block_ms, 0);
             IF (charged[i]).retry_after_ms < block_ms THEN
@@ -721,7 +735,24 @@ BEGIN
   FOR i IN 1..n LOOP
     reply := reply || ARRAY[
       CASE WHEN (charged[i]).allowed THEN 1 ELSE 0 END, (charged[i]).capacity, (charged[i]).retry_after_ms, (charged[i]).delay_ms,
-      (shown[i]).tokens_before, (shown[i]).tokens_refilled, (shown[i]).tokens_after, (shown[i]).reset_ms, (shown[i]).next_refill_ms];
+      (shown[i]).tokens_before, (shown[i]).tokens_refilled, (shown[i]).tokens_after, (shown[i]).reset_ms, (shown[i]).next_refill_ms,
+      left_blocks[i]];
+  END LOOP;
+  RETURN reply;
+END
+`)};
+
+-- The decision function of earlier versions: the same decision, its reply without blocked_ms
+-- (9 numbers per limit), for app servers not yet upgraded.
+CREATE OR REPLACE FUNCTION ${n.evaluateV1}(p_namespace text, p_key text, p_mode text, p_cost float8, p_now_ms float8,
+  p_ids text[], p_algorithms text[], p_params float8[]
+) RETURNS float8[] LANGUAGE plpgsql VOLATILE AS ${dollar(`
+DECLARE
+  full_reply float8[] := ${n.evaluate}(p_namespace, p_key, p_mode, p_cost, p_now_ms, p_ids, p_algorithms, p_params);
+  reply float8[] := full_reply[1:2];
+BEGIN
+  FOR i IN 1..coalesce(cardinality(p_ids), 0) LOOP
+    reply := reply || full_reply[3 + 10 * (i - 1):11 + 10 * (i - 1)];
   END LOOP;
   RETURN reply;
 END
@@ -753,7 +784,8 @@ function hash32(text: string): number {
  */
 export function dropSchemaSql(options: Pick<SchemaOptions, 'table' | 'schema'> = {}): string {
   const n = schemaNames(options);
-  return `DROP FUNCTION IF EXISTS ${n.evaluate}(text, text, text, float8, float8, text[], text[], float8[]);
+  return `DROP FUNCTION IF EXISTS ${n.evaluateV1}(text, text, text, float8, float8, text[], text[], float8[]);
+DROP FUNCTION IF EXISTS ${n.evaluate}(text, text, text, float8, float8, text[], text[], float8[]);
 DROP FUNCTION IF EXISTS ${n.step}(${LIMIT_SIGNATURE});
 DROP FUNCTION IF EXISTS ${n.refund}(${LIMIT_SIGNATURE});
 DROP FUNCTION IF EXISTS ${n.ttl}(${LIMIT_SIGNATURE});

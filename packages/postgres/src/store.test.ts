@@ -19,7 +19,7 @@ import {
 } from '@ratekit/test-utils';
 import { testRefusalCacheDifferential } from '@ratekit/test-utils';
 import pg from 'pg';
-import { dropSchemaSql } from './schema.js';
+import { dropSchemaSql, schemaNames } from './schema.js';
 import { type PgQueryable, type PgQueryConfig, postgresStore } from './store.js';
 
 const HOUR = 3_600_000;
@@ -86,14 +86,14 @@ describe('postgresStore (options)', () => {
     const recording: PgQueryable = {
       async query(config) {
         sent.push(config);
-        return { rows: [{ reply: float8ArrayReply([1_700_000_000_000, 1, 1, 5, 0, 0, 5, 0, 4, 1_000, 1_000]) }], rowCount: 1 };
+        return { rows: [{ reply: float8ArrayReply([1_700_000_000_000, 1, 1, 5, 0, 0, 5, 0, 4, 1_000, 1_000, 0]) }], rowCount: 1 };
       },
     };
     const store = postgresStore({ pool: recording, cleanupIntervalMs: 0 });
     const d = await store.evaluate({ key: 'a:b', namespace: 'api', limits: limits({ limit: 5, windowMs: 1_000 }), cost: 1, mode: 'consume', nowMs: 5 });
     expect(sent).toHaveLength(1);
     expect(sent[0]!.name).toMatch(/^ratekit_evaluate_[0-9a-f]{16}$/);
-    expect(sent[0]!.text).toMatch(/^SELECT array_send\("ratekit_evaluate"\(\$1::text, \$2::text/);
+    expect(sent[0]!.text).toMatch(/^SELECT array_send\("ratekit_evaluate_v2"\(\$1::text, \$2::text/);
     // The server clock: the caller's nowMs is not sent.
     expect(sent[0]!.values!.slice(0, 5)).toEqual(['api', 'a:b', 'consume', 1, null]);
     expect(d).toMatchObject({ allowed: true, remaining: 4, nowMs: 1_700_000_000_000, resetMs: 1_000 });
@@ -134,6 +134,49 @@ describeWithService(postgresService, 'postgresStore against PostgreSQL', (server
     clock: 'server',
     makeStore: () => postgresStore({ pool, table, cleanupIntervalMs: 0 }),
     makeReference: () => postgresStore({ pool, table, cleanupIntervalMs: 0, coalesce: false }),
+  });
+
+  describe('blocks (blockDurationMs)', () => {
+    it('reports blockedMs, the time left in the block, as the in-memory store does', async () => {
+      const store = postgresStore({ pool, table, clock: 'caller', cleanupIntervalMs: 0 });
+      const namespace = freshNamespace();
+      const policy = limits({ limit: 1, windowMs: 1_000, blockDurationMs: 60_000, name: 'login' }, { algorithm: 'gcra', limit: 100, windowMs: HOUR, name: 'hour' });
+      const at = (nowMs: number, mode: 'consume' | 'peek' | 'refund' = 'consume') => store.evaluate({ key: 'k', namespace, limits: policy, cost: 1, mode, nowMs });
+      expect((await at(T0)).limits.map((l) => l.blockedMs)).toEqual([undefined, undefined]);
+      expect((await at(T0 + 10)).limits.map((l) => l.blockedMs)).toEqual([60_000, undefined]);
+      expect((await at(T0 + 20_010)).limits.map((l) => l.blockedMs)).toEqual([40_000, undefined]);
+      expect((await at(T0 + 30_010, 'peek')).limits.map((l) => l.blockedMs)).toEqual([30_000, undefined]);
+      expect((await at(T0 + 40_010, 'refund')).limits.map((l) => l.blockedMs)).toEqual([20_000, undefined]);
+      expect((await at(T0 + 60_010, 'peek')).limits.map((l) => l.blockedMs)).toEqual([undefined, undefined]);
+    });
+
+    it('keeps the decision function of earlier versions (<table>_evaluate, 9 numbers per limit) deciding the same, for a rolling upgrade', async () => {
+      const names = schemaNames({ table });
+      const namespace = freshNamespace();
+      const params = [1, 1_000, 1, 0, 0, null, 60_000, 100, HOUR, 100, 0, 0, null, 0];
+      const call = async (name: string, mode: string, nowMs: number) => {
+        const { rows } = await pool.query<{ reply: number[] }>(`SELECT ${name}($1, $2, $3, $4, $5, $6, $7, $8) AS reply`, [
+          namespace,
+          'k',
+          mode,
+          1,
+          nowMs,
+          ['a', 'b'],
+          ['fixed-window', 'gcra'],
+          params,
+        ]);
+        return rows[0]!.reply.map(Number);
+      };
+      expect((await call(names.evaluateV1, 'consume', T0)).slice(0, 2)).toEqual([T0, 1]);
+      // Refused: the first limit is blocked for 60 s (v1 decides and writes as v2 does).
+      expect((await call(names.evaluateV1, 'consume', T0 + 10)).slice(0, 2)).toEqual([T0 + 10, 0]);
+      const v1 = await call(names.evaluateV1, 'peek', T0 + 20);
+      const v2 = await call(names.evaluate, 'peek', T0 + 20);
+      expect(v2).toHaveLength(2 + 10 * 2);
+      expect(v2[2 + 9]).toBe(60_000 - 10);
+      expect(v2[2 + 10 + 9]).toBe(0);
+      expect(v1).toEqual([...v2.slice(0, 11), ...v2.slice(12, 21)]);
+    });
   });
 
   describe('concurrency across pools', () => {
@@ -385,8 +428,8 @@ describeWithService(postgresService, 'postgresStore against PostgreSQL', (server
         ).rows[0];
       await postgresStore({ pool, table: dropped, cleanupIntervalMs: 0 }).createSchema();
       // Relations: the table, its primary key, its expiry index and the two composite types.
-      // Types: the table's row type and the two composite types, each with its array type. Six functions.
-      expect(await objects()).toEqual({ relations: 5, types: 6, functions: 6 });
+      // Types: the table's row type and the two composite types, each with its array type. Seven functions (the decision function of earlier versions among them).
+      expect(await objects()).toEqual({ relations: 5, types: 6, functions: 7 });
       await pool.query(dropSchemaSql({ table: dropped }));
       expect(await objects()).toEqual({ relations: 0, types: 0, functions: 0 });
     });

@@ -121,13 +121,13 @@ const DELETE_BATCH = 1_000;
 
 /** Parameters per limit in the function's `p_params` array. */
 const PARAMETERS_PER_LIMIT = 7;
-/** Numbers per limit in the function's reply. */
-const REPLY_FIELDS_PER_LIMIT = 9;
+/** Numbers per limit in the reply of `<table>_evaluate_v2` (the last: `blockedMs`, 0 when not blocked). */
+const REPLY_FIELDS_PER_LIMIT = 10;
 
 /**
  * A store on PostgreSQL (through `pg`): every decision, whatever its
  * algorithms and however many limits its policy has, is one statement, a
- * call of the PL/pgSQL function `<table>_evaluate` created by
+ * call of the PL/pgSQL function `<table>_evaluate_v2` created by
  * {@link PostgresStore.createSchema} (or the migration `sql/ratekit.sql`).
  *
  * - **Rows.** One row per (namespace, key), in separate columns, never
@@ -478,7 +478,13 @@ function decide(reply: unknown, limits: readonly ResolvedLimit[], mode: Evaluate
   // The reply gives the charged step's verdict with the shown step's counts; as in
   // evaluatePolicy, the counts are at cost 0 unless a consume was admitted.
   const charged = mode === 'consume' && allowed;
-  return buildDecision({ limits, charged: steps, uncharged: charged ? undefined : steps, allowed, cost: mode === 'refund' ? 0 : cost, nowMs });
+  const decision = buildDecision({ limits, charged: steps, uncharged: charged ? undefined : steps, allowed, cost: mode === 'refund' ? 0 : cost, nowMs });
+  // A blocked limit's time left in its block, as evaluatePolicy reports it: set only when blocked.
+  for (let i = 0; i < limits.length; i++) {
+    const blockedMs = values[2 + i * REPLY_FIELDS_PER_LIMIT + 9]!;
+    if (blockedMs > 0) (decision.limits[i] as { blockedMs?: number }).blockedMs = blockedMs;
+  }
+  return decision;
 }
 
 /** PostgreSQL error codes meaning the store's objects are missing. */

@@ -1,5 +1,5 @@
 import type { RateLimitStore } from '@ratekit/core';
-import { ask, type ClusterNode, describeWithService, freshNamespace, limits, parseClusterNodes, redisClusterService, testCoalescing, testStore } from '@ratekit/test-utils';
+import { ask, type ClusterNode, describeWithService, freshNamespace, limits, parseClusterNodes, redisClusterService, testCoalescing, testRefusalCacheDifferential, testStore } from '@ratekit/test-utils';
 import { Cluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { DECISION_FUNCTION } from './scripts.js';
@@ -8,8 +8,8 @@ import { type RedisClientLike, type RedisStore, redisStore } from './store.js';
 /**
  * The Redis store on a Redis Cluster (REDIS_CLUSTER_NODES, or 3 masters
  * started on loopback), through both clients' cluster APIs, with the store
- * unchanged: the conformance suite, where keys land, and script loading per
- * node.
+ * unchanged: the conformance suite, where keys land, script loading per
+ * node, coalescing per slot and the refusal cache's differential.
  */
 
 /** The two supported cluster clients, connected through `nodes`, with a uniform way to close them. */
@@ -144,6 +144,9 @@ describeWithService(redisClusterService, 'redisStore on a Redis Cluster', (serve
       // Coalescing per hash slot never changes a decision: turns over keys of several slots against one at a time.
       testCoalescing({ name: `redis cluster (${clientName})`, makeStore: () => open('caller'), disposeStore });
       testCoalescing({ name: `redis cluster (${clientName})`, clock: 'server', makeStore: () => open('server'), makeReference: () => open('server', false), disposeStore });
+
+      // The refusal cache (blocked refusals included) never changes a decision on the cluster either.
+      testRefusalCacheDifferential({ name: `redis cluster (${clientName})`, makeStore: () => open('caller'), disposeStore });
     });
   }
 

@@ -424,6 +424,39 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           expect(await commandCalls(admin)).toEqual({ fcall: 1, time: 1, hget: 1 });
         });
 
+        it.each([
+          ['the function (FCALL)', false],
+          ['the script (EVALSHA, as on Redis < 7)', true],
+        ] as const)('a flood on a locked-out key (the login recipe) costs one store call per block with the refusal cache, and sends every request to the store without: %s', async (_, script) => {
+          const client = script ? scriptOnly(connection.client) : connection.client;
+          const USERNAME = { limit: 5, windowMs: 15 * 60_000, blockDurationMs: 15 * 60_000, name: 'login-username' };
+          const flood = async (refusalCache: boolean) => {
+            const limiter = createLimiter({ limits: USERNAME, store: redisStore({ client, prefix: 'ratekit-rt:' }), prefix: freshNamespace(), refusalCache, storeTimeoutMs: 5_000 });
+            await limiter.consume('warm'); // loads the code and reads the server's time once
+            await admin.configResetStat();
+            const decisions = [];
+            for (let i = 0; i < 200; i++) decisions.push(await limiter.consume('alice'));
+            // Ten turns of 20 at once: what reaches the store goes coalesced (a batch call).
+            for (let turn = 0; turn < 10; turn++) decisions.push(...(await Promise.all(Array.from({ length: 20 }, () => Promise.resolve(limiter.consume('alice'))))));
+            const calls = await commandCalls(admin);
+            return { decisions, calls: (calls['fcall'] ?? 0) + (calls['evalsha'] ?? 0) + (calls['eval'] ?? 0) };
+          };
+          const plain = await flood(false);
+          const cached = await flood(true);
+          expect(cached.decisions.map((d) => [d.allowed, d.remaining])).toEqual(plain.decisions.map((d) => [d.allowed, d.remaining]));
+          expect(cached.decisions.filter((d) => d.allowed)).toHaveLength(5);
+          // The refusal that blocks, as the store answered it: the block's whole length left.
+          expect(cached.decisions[5]!.source).toBeUndefined();
+          expect(cached.decisions[5]!.limits[0]!.blockedMs).toBe(15 * 60_000);
+          const fromCache = cached.decisions.filter((d) => d.source === 'cache');
+          expect(fromCache).toHaveLength(400 - 6);
+          expect(fromCache.every((d) => d.limits[0]!.blockedMs! > 0 && d.limits[0]!.blockedMs! <= 15 * 60_000)).toBe(true);
+          // Without the cache every request reaches the store (a turn's 20 in one or two calls, coalesced); with it, 6 calls in all.
+          expect(plain.calls).toBeGreaterThanOrEqual(200 + 10);
+          expect(cached.calls).toBe(6);
+          process.stderr.write(`[ratekit tests] login flood of 400 on ${script ? 'EVALSHA' : 'FCALL'}: ${plain.calls} store calls without the refusal cache, ${cached.calls} with it\n`);
+        });
+
         it('the script (EVALSHA, as on Redis < 7) blocks as the function does', async () => {
           const scripted = redisStore({ client: scriptOnly(connection.client), prefix: 'ratekit-rt:', clock: 'caller' });
           const ns = freshNamespace();

@@ -55,6 +55,8 @@ export interface RefusalCacheDifferentialOptions {
 export interface CacheRunCounts {
   decisions: number;
   cached: number;
+  /** Answers from the cache that were a blocked limit's refusal (a limit's `blockedMs` set). */
+  cachedBlocked: number;
 }
 
 /**
@@ -93,13 +95,14 @@ export function testRefusalCacheDifferential(options: RefusalCacheDifferentialOp
     }, 30_000);
 
     const check = async (arbitrary: fc.Arbitrary<CacheSchedule>) => {
-      const counts: CacheRunCounts = { decisions: 0, cached: 0 };
+      const counts: CacheRunCounts = { decisions: 0, cached: 0, cachedBlocked: 0 };
       await fc.assert(
         fc.asyncProperty(arbitrary, (schedule) => compareWithRefusalCache(current!, schedule, counts)),
         { numRuns: runs, ...(options.seed === undefined ? {} : { seed: options.seed }) },
       );
-      // Not vacuous: the cache answered some of the decisions compared.
+      // Not vacuous: the cache answered some of the decisions compared, blocked refusals among them.
       expect(counts.cached).toBeGreaterThan(0);
+      expect(counts.cachedBlocked).toBeGreaterThan(0);
     };
 
     it.each(ALGORITHMS)('%s: random operations give the same decisions with the cache as without', (algorithm) => check(cacheScheduleArbitrary([algorithm])), 180_000);
@@ -119,8 +122,9 @@ export function testRefusalCacheDifferential(options: RefusalCacheDifferentialOp
  * must agree on every field ({@link differ}); a cached one on every field
  * but the token counts and `nextRefillMs` it carries from the store's
  * answer (`allowed`, `limit`, `remaining`, `policy`, `cost`, `delayMs`,
- * `nowMs`, and each limit's `allowed`, `limit`, `remaining`), its durations
- * (`retryAfterMs`, `resetMs`, each limit's) within 0.01 ms.
+ * `nowMs`, and each limit's `allowed`, `limit`, `remaining`, and whether it
+ * is blocked), its durations (`retryAfterMs`, `resetMs`, each limit's, and
+ * each limit's `blockedMs`) within 0.01 ms.
  */
 export async function compareWithRefusalCache(store: RateLimitStore, schedule: CacheSchedule, counts?: CacheRunCounts): Promise<void> {
   let nowMs = schedule.startMs;
@@ -146,6 +150,7 @@ export async function compareWithRefusalCache(store: RateLimitStore, schedule: C
       if (counts !== undefined) {
         counts.decisions++;
         if (actual.source === 'cache') counts.cached++;
+        if (actual.source === 'cache' && actual.limits.some((l) => l.blockedMs !== undefined)) counts.cachedBlocked++;
       }
       if (difference !== undefined) {
         throw new Error(
@@ -172,6 +177,7 @@ function differCached(expected: Decision, actual: Decision): string | undefined 
     const a = actual.limits[i]!;
     for (const field of ['name', 'allowed', 'limit', 'remaining'] as const) if (e[field] !== a[field]) return `limits[${i}].${field}`;
     for (const field of ['retryAfterMs', 'resetMs'] as const) if (!near(e[field], a[field])) return `limits[${i}].${field}`;
+    if ((e.blockedMs === undefined) !== (a.blockedMs === undefined) || !near(e.blockedMs ?? 0, a.blockedMs ?? 0)) return `limits[${i}].blockedMs`;
   }
   return undefined;
 }
@@ -187,7 +193,10 @@ function show(decision: Decision): string {
 /**
  * Random schedules for a policy of one limit per given algorithm (blocks and
  * delay penalties included): bursts of the same operation, so refusals are
- * asked again within their period, on two keys, with resets among them.
+ * asked again within their period, on two keys, with resets among them. A
+ * third of the limits are drawn plain (no block, no refused penalty), a
+ * third blocking (a block of 1 ms to 3 windows, no refused penalty), a
+ * third as {@link limitArbitrary} draws them.
  */
 export function cacheScheduleArbitrary(algorithms: readonly AlgorithmName[]): fc.Arbitrary<CacheSchedule> {
   const named = algorithms.length > 1;
@@ -199,8 +208,14 @@ export function cacheScheduleArbitrary(algorithms: readonly AlgorithmName[]): fc
     reset: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
   });
   return fc.record({
-    // Half the limits without a block or a refused penalty (which the cache never keeps), so it is exercised.
-    limits: fc.tuple(...algorithms.map((a, i) => fc.tuple(limitArbitrary(a, named ? `l${i}` : undefined), fc.boolean()).map(([limit, plain]) => (plain ? withoutPenalties(limit) : limit)))),
+    // Plain and blocking limits (the cache keeps their refusals, a block's until it ends) as well as any.
+    limits: fc.tuple(
+      ...algorithms.map((a, i) =>
+        fc
+          .tuple(limitArbitrary(a, named ? `l${i}` : undefined), fc.constantFrom('plain', 'blocking', 'drawn'), fc.integer({ min: 1, max: 3_000 }))
+          .map(([limit, kind, permille]) => (kind === 'drawn' ? limit : kind === 'plain' ? withoutPenalties(limit) : blocking(limit, permille))),
+      ),
+    ),
     startMs: fc.integer({ min: 0, max: 86_400_000 }).map((offset) => 1_700_000_000_000 + offset),
     steps: fc.array(step, { minLength: 1, maxLength: 30 }),
   }).map(({ limits, startMs, steps }) => {
@@ -216,6 +231,11 @@ export function cacheScheduleArbitrary(algorithms: readonly AlgorithmName[]): fc
 function withoutPenalties(limit: LimitOptions): LimitOptions {
   const { blockDurationMs: _block, refusedPenaltyCapMs: _penalty, ...rest } = limit;
   return rest;
+}
+
+/** `limit` without a refused penalty, blocked for `permille` thousandths of its window (at least 1 ms) on a refusal. */
+function blocking(limit: LimitOptions, permille: number): LimitOptions {
+  return { ...withoutPenalties(limit), blockDurationMs: Math.max(1, Math.round((limit.windowMs * permille) / 1_000)) };
 }
 
 /**

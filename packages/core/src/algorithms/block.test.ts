@@ -34,6 +34,18 @@ describe('blockDurationMs', () => {
       ]);
     });
 
+    it('reports blockedMs, the time left in the block, on the blocked limit while it lasts, on every mode', () => {
+      const limiter = clockedLimiter(blocking(algorithm));
+      const blockedMs = (d: { limits: ReadonlyArray<{ blockedMs?: number }> }) => d.limits[0]!.blockedMs;
+      expect(blockedMs(limiter.consume(T0))).toBeUndefined();
+      expect(blockedMs(limiter.consume(T0))).toBeUndefined();
+      expect(blockedMs(limiter.consume(T0))).toBe(5_000); // the refusal that blocks
+      expect(blockedMs(limiter.consume(T0 + 1_000))).toBe(4_000);
+      expect(blockedMs(limiter.peek(T0 + 2_000))).toBe(3_000);
+      expect(blockedMs(limiter.refund(T0 + 4_999, 1))).toBe(1);
+      expect(blockedMs(limiter.peek(T0 + 5_000))).toBeUndefined();
+    });
+
     it('a peek reports the block and leaves it; a refund keeps it; reset lifts it', () => {
       const limiter = clockedLimiter(blocking(algorithm));
       limiter.consume(T0);
@@ -104,6 +116,7 @@ describe('blockDurationMs', () => {
       expect(refused.writes[0]).toEqual([T0 + 1_000, T0 + 10_000]);
       expect(typeof refused.writes[1]).toBe('symbol'); // UNCHANGED
       expect(refused.decision.limits[1]).toMatchObject({ allowed: true, remaining: 99, tokensPaid: 0 });
+      expect(refused.decision.limits.map((l) => l.blockedMs)).toEqual([10_000, undefined]);
     });
 
     it('a refusal by another limit does not block this one', () => {
