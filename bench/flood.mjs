@@ -20,8 +20,12 @@ import { eachFrameworkOnRedis, loadAverageNow, loadSliceWithRedis, SCRIPT_COMMAN
 import { storeVersions } from './lib/store-redis.mjs';
 import { median, seededRandom, shuffled, summary } from './lib/stats.mjs';
 
-/** The issue's targets: script calls beyond the admissions, per refusal period and process; server CPU per refused response ÷ the memory store's. */
-export const TARGET = { refusalCallsPerPeriod: 1, cpuVsMemory: 1.2 };
+/**
+ * The issue's targets: at most one refusal call per refusal period and process, judged on all script calls per period
+ * (admissions included: a period's admissions need at least one call, so ≤ 2 in all); server CPU per refused response ÷
+ * the memory store's. Calls are counted, not decisions: coalesced decisions share one call, so "calls − admissions" means nothing.
+ */
+export const TARGET = { callsPerPeriod: 2, cpuVsMemory: 1.2 };
 
 /** The flooded limit: a fixed window of LIMIT requests per WINDOW_MS. A refused key may pass again when its window ends: the refusal period. */
 export const LIMIT = 10;
@@ -160,8 +164,8 @@ async function measure(server, admin, ms, connections) {
     commandsByName: slice.redis.commands,
     scriptCallsPerSecond: scriptCalls / seconds,
     commandsPerSecond: commands / seconds,
-    /** Script calls that did not admit a request (each admission is one call), per refusal period of this one process. */
-    refusalCallsPerPeriod: (scriptCalls - admitted) / (slice.ms / WINDOW_MS),
+    /** Script calls per refusal period of this one process, admissions included. */
+    callsPerPeriod: scriptCalls / (slice.ms / WINDOW_MS),
     redisCpuMicrosPerResponse: slice.redis.cpuUs / Math.max(slice.responses, 1),
   };
 }
@@ -185,8 +189,10 @@ function summarise(r, list, problems) {
   const windows = list.reduce((n, s) => n + Math.ceil(s.ms / WINDOW_MS) + 1, 0);
   if (admitted > LIMIT * windows) found.push(`${admitted} admitted, more than ${LIMIT} per window allows (${LIMIT * windows})`);
   if (responses > 0 && total('refused') / responses < 0.9) found.push(`only ${formatPercent(total('refused') / responses)} refused`);
-  if (r.role === 'ours-nocache' && scriptCalls < 0.9 * responses) {
-    found.push(`${(scriptCalls / responses).toFixed(3)} script calls per response with the cache off: the option did not reach the limiter`);
+  // With the cache off every decision runs in Redis (a fixed window's consume runs one INCR), though coalesced decisions share a call.
+  const incr = byName.incr ?? 0;
+  if (r.role === 'ours-nocache' && incr < 0.9 * responses) {
+    found.push(`${(incr / responses).toFixed(3)} INCR per response with the cache off: the option did not reach the limiter`);
   }
   return {
     sanity: found.length === 0 ? 'ok' : [...new Set(found)].join('; '),
@@ -198,7 +204,7 @@ function summarise(r, list, problems) {
     scriptCallsPerSecond: (scriptCalls / ms) * 1_000,
     commandsPerSecond: (total('commands') / ms) * 1_000,
     commandsPerSecondByName: Object.fromEntries(Object.entries(byName).map(([name, n]) => [name, (n / ms) * 1_000])),
-    refusalCallsPerPeriod: r.id === MEMORY ? undefined : (scriptCalls - admitted) / periods,
+    callsPerPeriod: r.id === MEMORY ? undefined : scriptCalls / periods,
     scriptCallsPerResponse: scriptCalls / responses,
     cpuMicrosPerResponse: median(list.map((s) => s.cpuMicrosPerResponse)),
     cpuVsMemory: r.id === MEMORY ? undefined : summary(list.map((s) => s.cpuVsMemory).filter(Number.isFinite)),
@@ -213,7 +219,7 @@ function judge(out) {
   const ours = out['ratekit-redis'];
   if (ours === undefined || ours.skipped) return;
   ours.target = {
-    refusalCalls: ours.refusalCallsPerPeriod <= TARGET.refusalCallsPerPeriod,
+    refusalCalls: ours.callsPerPeriod <= TARGET.callsPerPeriod,
     cpu: ours.cpuVsMemory !== undefined && ours.cpuVsMemory.median <= TARGET.cpuVsMemory,
   };
 }
@@ -238,7 +244,7 @@ export function render(results) {
         formatPercent(r.refused / r.responses),
         `${formatFixed(r.scriptCallsPerSecond, 1)} (${scriptNames(r)})`,
         formatFixed(r.commandsPerSecond, 1),
-        r.refusalCallsPerPeriod === undefined ? '' : `${formatFixed(r.refusalCallsPerPeriod, 2)}${r.target ? (r.target.refusalCalls ? ' ✓' : ' ✗') : ''}`,
+        r.callsPerPeriod === undefined ? '' : `${formatFixed(r.callsPerPeriod, 2)}${r.target ? (r.target.refusalCalls ? ' ✓' : ' ✗') : ''}`,
         formatFixed(r.cpuMicrosPerResponse, 1),
         r.cpuVsMemory === undefined ? '1 (ref)' : `${formatRatio(r.cpuVsMemory)}${r.target ? (r.target.cpu ? ' ✓' : ' ✗') : ''}`,
         formatFixed(r.redisCpuMicrosPerResponse, 2),
@@ -246,8 +252,8 @@ export function render(results) {
       ]);
       if (r.target) {
         verdicts.push(
-          `${r.target.refusalCalls ? '✓' : '✗'} ${framework}: ${formatFixed(r.refusalCallsPerPeriod, 2)} script calls beyond the admissions per refusal period (target ≤ ${config.target.refusalCallsPerPeriod}); ` +
-            `rate-limiter-flexible ${formatFixed(fw.rows.find((p) => p.id === 'rlflex-redis' && !p.skipped)?.refusalCallsPerPeriod, 2)}`,
+          `${r.target.refusalCalls ? '✓' : '✗'} ${framework}: ${formatFixed(r.callsPerPeriod, 2)} script calls per refusal period, admissions included (target ≤ ${config.target.callsPerPeriod}: one for the admissions, one refusal); ` +
+            `rate-limiter-flexible ${formatFixed(fw.rows.find((p) => p.id === 'rlflex-redis' && !p.skipped)?.callsPerPeriod, 2)}`,
           `${r.target.cpu ? '✓' : '✗'} ${framework}: server CPU per response on Redis ${formatRatio(r.cpuVsMemory)} of the memory store's (target ≤ ${config.target.cpuVsMemory}×)`,
         );
       }
@@ -262,7 +268,7 @@ export function render(results) {
       { title: '429 share', align: 'right' },
       { title: 'Redis script calls/s', align: 'right' },
       { title: 'Redis commands/s (all)', align: 'right' },
-      { title: `script calls beyond admissions / refusal period (≤ ${config.target.refusalCallsPerPeriod})`, align: 'right' },
+      { title: `script calls / refusal period, admissions included (≤ ${config.target.callsPerPeriod})`, align: 'right' },
       { title: 'srv CPU µs/response', align: 'right' },
       { title: `vs memory store (≤ ${config.target.cpuVsMemory}×)`, align: 'right' },
       { title: 'Redis CPU µs/response', align: 'right' },
@@ -281,7 +287,7 @@ export function render(results) {
     '',
     'Redis figures are INFO commandstats and INFO cpu deltas around each slice (the parent\'s INFO left out), so they belong to the flooded server and its one key. ' +
       'Script calls = fcall + evalsha + eval (and _ro forms): one per round trip; commands (all) adds what the scripts run inside. ' +
-      'Script calls beyond admissions / refusal period = (script calls − 200 responses) ÷ (flood time ÷ window): what the refusals cost Redis, per period, for this one process. ' +
+      'Script calls / refusal period = script calls ÷ (flood time ÷ window), admissions included (decisions coalesced into one call count once): what the flood costs Redis, per period, for this one process. ' +
       'srv CPU µs/response = the server process\'s CPU (user + sys) per response, median over slices (almost every response is a refusal); ' +
       'vs memory store = per round, that ÷ the memory-store row\'s in the same round, median [min–max]. Sanity: only 200 and 429, no errors, at most the limit admitted per window, ≥ 90 % refused.',
     '',
