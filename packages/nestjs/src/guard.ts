@@ -23,6 +23,7 @@ import type {
 } from './options.js';
 import { createPolicyDecider, isRateKitMode, type PolicyDecider, type PolicyEntry, wholeSeconds } from './policy.js';
 import { getOptionsToken, getStorageToken } from './providers.js';
+import { mergeRateKitOptions } from './route-options.js';
 import type { ThrottlerStorage } from './storage.js';
 
 type CommonOptions = Pick<ThrottlerOptions, 'skipIf' | 'ignoreUserAgents' | 'getTracker' | 'generateKey' | 'setHeaders'>;
@@ -61,6 +62,8 @@ export class ThrottlerGuard implements CanActivate {
   private policyDecider: PolicyDecider | undefined;
   /** The prefix length IPv6 trackers are grouped by, or false. */
   private ipv6SubnetPrefix: number | false = false;
+  /** The module's own ratekit options, the last level of every throttler's (see `mergeRateKitOptions`). */
+  private moduleRateKit: RateKitThrottlerOptions = {};
 
   constructor(
     protected readonly options: ThrottlerModuleOptions,
@@ -95,6 +98,7 @@ export class ThrottlerGuard implements CanActivate {
     }
     this.ipv6SubnetPrefix = subnet ?? (ratekit ? 56 : false);
     this.policyDecider = ratekit && !Array.isArray(this.options) ? createPolicyDecider(this.options) : undefined;
+    this.moduleRateKit = Array.isArray(this.options) ? {} : { algorithm: this.options.algorithm };
   }
 
   /**
@@ -131,14 +135,20 @@ export class ThrottlerGuard implements CanActivate {
         continues.push(await this.handleRequest({ context, limit, ttl, throttler: namedThrottler, blockDuration, getTracker, generateKey }));
         continue;
       }
-      const routeOrClassRateKit = this.reflector.getAllAndOverride<RateKitThrottlerOptions | undefined>(THROTTLER_RATEKIT + name, [handler, classRef]);
+      // The route's, its class's, the throttler's, the module's: a level naming an algorithm drops the burst of those after it.
+      const ratekit = mergeRateKitOptions([
+        this.reflector.get<RateKitThrottlerOptions | undefined>(THROTTLER_RATEKIT + name, handler),
+        this.reflector.get<RateKitThrottlerOptions | undefined>(THROTTLER_RATEKIT + name, classRef),
+        namedThrottler,
+        this.moduleRateKit,
+      ]);
       entries.push({
         throttler: namedThrottler,
         limit,
         ttl,
-        blockDurationMs: routeOrClassRateKit?.blockDurationMs ?? namedThrottler.blockDurationMs ?? (givenBlockDuration === undefined ? undefined : blockDuration),
-        algorithm: routeOrClassRateKit?.algorithm ?? namedThrottler.algorithm,
-        burst: routeOrClassRateKit?.burst ?? namedThrottler.burst,
+        blockDurationMs: ratekit.blockDurationMs ?? (givenBlockDuration === undefined ? undefined : blockDuration),
+        algorithm: ratekit.algorithm,
+        burst: ratekit.burst,
         getTracker,
         generateKey,
       });
@@ -197,7 +207,8 @@ export class ThrottlerGuard implements CanActivate {
         res.header(`Retry-After${suffix}`, Math.max(1, wholeSeconds(retryAfterMs)));
         continue;
       }
-      res.header(`${this.headerPrefix}-Limit${suffix}`, entry.limit);
+      // The capacity (a bucket's burst), so that Limit is never below Remaining.
+      res.header(`${this.headerPrefix}-Limit${suffix}`, decision.limit);
       res.header(`${this.headerPrefix}-Remaining${suffix}`, decision.remaining);
       res.header(`${this.headerPrefix}-Reset${suffix}`, wholeSeconds(decision.resetMs));
     }
