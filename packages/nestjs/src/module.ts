@@ -44,7 +44,7 @@ export class ThrottlerModule {
     if (options.useFactory) return { provide: THROTTLER_OPTIONS, useFactory: options.useFactory, inject: options.inject || [] };
     return {
       provide: THROTTLER_OPTIONS,
-      useFactory: async (factory: ThrottlerOptionsFactory) => await factory.createThrottlerOptions(),
+      useFactory: (factory: ThrottlerOptionsFactory) => factory.createThrottlerOptions(),
       inject: [(options.useExisting || options.useClass)!],
     };
   }

@@ -22,6 +22,7 @@ import type {
   Resolvable,
   ThrottlerGenerateKeyFunction,
   ThrottlerGetTrackerFunction,
+  ThrottlerHttpObject,
   ThrottlerModuleOptions,
   ThrottlerOptions,
 } from './options.js';
@@ -64,7 +65,7 @@ export interface PolicyOutcome {
 /** Decides a route's throttlers all-or-nothing. */
 export interface PolicyDecider {
   readonly standardHeaders: StandardHeaders;
-  decide(context: ExecutionContext, req: Record<string, any>, entries: PolicyEntry[]): Promise<PolicyOutcome>;
+  decide(context: ExecutionContext, req: ThrottlerHttpObject, entries: PolicyEntry[]): Promise<PolicyOutcome>;
 }
 
 /** Module options that turn the ratekit mode on. */
@@ -74,9 +75,14 @@ const THROTTLER_SWITCHES = ['algorithm', 'burst', 'blockDurationMs'] as const;
 /** Distinct policies whose limit objects are kept (each is validated once); more are rebuilt. */
 const MAX_CACHED_POLICIES = 256;
 
-/** True when the options ask for the ratekit mode (see `RateKitModuleOptions`). */
+/**
+ * True when the options ask for the ratekit mode (see `RateKitModuleOptions`).
+ * @throws {RateKitOptionError} when `throttlers` is not an array, or `policy` is not 'each' or 'all-or-nothing'
+ */
 export function isRateKitMode(options: ThrottlerModuleOptions): boolean {
-  const throttlers = Array.isArray(options) ? options : options.throttlers;
+  // Public input: JavaScript callers can leave `throttlers` out (upstream then fails with a TypeError).
+  const throttlers: unknown = Array.isArray(options) ? options : options.throttlers;
+  if (!Array.isArray(throttlers)) throw new RateKitOptionError('throttlers', 'an array of throttlers', throttlers);
   if (!Array.isArray(options)) {
     if (options.policy !== undefined) {
       assertOneOf('policy', options.policy, ['each', 'all-or-nothing'] as const);
@@ -84,7 +90,7 @@ export function isRateKitMode(options: ThrottlerModuleOptions): boolean {
     }
     if (MODULE_SWITCHES.some((key) => options[key] !== undefined)) return true;
   }
-  return (throttlers ?? []).some((throttler) => THROTTLER_SWITCHES.some((key) => throttler[key] !== undefined));
+  return (throttlers as ThrottlerOptions[]).some((throttler) => THROTTLER_SWITCHES.some((key) => throttler[key] !== undefined));
 }
 
 /**
@@ -128,7 +134,7 @@ export function createPolicyDecider(options: Exclude<ThrottlerModuleOptions, unk
       const groups = new Map<ThrottlerGetTrackerFunction, Map<ThrottlerGenerateKeyFunction, PolicyEntry[]>>();
       for (const entry of entries) {
         let byKey = groups.get(entry.getTracker);
-        if (byKey === undefined) groups.set(entry.getTracker, (byKey = new Map()));
+        if (byKey === undefined) groups.set(entry.getTracker, (byKey = new Map<ThrottlerGenerateKeyFunction, PolicyEntry[]>()));
         const group = byKey.get(entry.generateKey);
         if (group === undefined) byKey.set(entry.generateKey, [entry]);
         else group.push(entry);
@@ -182,7 +188,7 @@ export function createPolicyDecider(options: Exclude<ThrottlerModuleOptions, unk
  * @throws {RateKitOptionError} naming `throttlers[i].<option>`
  */
 export function checkThrottlers(options: Exclude<ThrottlerModuleOptions, unknown[]> & RateKitModuleOptions): void {
-  (options.throttlers ?? []).forEach((throttler, i) => {
+  options.throttlers.forEach((throttler, i) => {
     const ratekit = mergeRateKitOptions([throttler, { algorithm: options.algorithm }]);
     checkThrottler(`throttlers[${i}]`, throttler.name ?? 'default', ratekit, throttler.limit, throttler.ttl, throttler.blockDuration);
   });
@@ -194,14 +200,7 @@ export function checkThrottlers(options: Exclude<ThrottlerModuleOptions, unknown
  * request, so a valid value stands in for them here and the other options are still checked.
  * @throws {RateKitOptionError} naming `${path}.<option>`
  */
-export function checkThrottler(
-  path: string,
-  name: string,
-  ratekit: RateKitThrottlerOptions,
-  limit: Resolvable<number>,
-  ttl: Resolvable<number>,
-  blockDuration: Resolvable<number> | undefined,
-): void {
+export function checkThrottler(path: string, name: string, ratekit: RateKitThrottlerOptions, limit: Resolvable<number>, ttl: Resolvable<number>, blockDuration: Resolvable<number> | undefined): void {
   // Named as the user wrote them (`ttl`, not the limit's `windowMs`).
   if (typeof limit !== 'function') assertPositive(`${path}.limit`, limit);
   if (typeof ttl !== 'function') assertPositive(`${path}.ttl`, ttl, ' of milliseconds');

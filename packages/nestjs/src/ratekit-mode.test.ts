@@ -210,6 +210,8 @@ describe('ratekit options are checked when the app starts', () => {
     [{ policy: 'some' as never, throttlers: [{ limit: 1, ttl: 1_000 }] }, /policy/],
     [{ policy: 'all-or-nothing' as const, throttlers: [{ limit: 0, ttl: 1_000 }] }, /throttlers\[0\]\.limit/],
     [{ ipv6SubnetPrefix: 200, throttlers: [{ limit: 1, ttl: 1_000 }] }, /ipv6SubnetPrefix/],
+    // Upstream fails at start-up too, with a TypeError.
+    [{ throttlers: undefined as never }, /throttlers/],
   ])('%# rejects a bad option with a RateKitOptionError naming it', async (options, name) => {
     const failure = init(options);
     await expect(failure).rejects.toThrow(RateKitOptionError);

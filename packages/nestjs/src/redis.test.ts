@@ -22,7 +22,7 @@ class ItemsController {
 function appModule(options: ThrottlerModuleOptions, throttler: 'ours' | 'upstream' = 'ours'): Type<unknown> {
   const { ThrottlerModule: TheModule, ThrottlerGuard: TheGuard } = throttler === 'ours' ? { ThrottlerModule, ThrottlerGuard } : upstream;
   @Module({
-    imports: [TheModule.forRoot(options as upstream.ThrottlerModuleOptions)],
+    imports: [TheModule.forRoot(options)],
     controllers: [ItemsController],
     providers: [{ provide: APP_GUARD, useClass: TheGuard }],
   })

@@ -1,4 +1,4 @@
-import { Controller, Get, Injectable, Module, type Type } from '@nestjs/common';
+import { Controller, Get, Injectable, type Type } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { RateKitOptionError } from '@ratekit/core';
@@ -76,7 +76,13 @@ describe('every route’s @Throttle is checked when the app starts (ratekit mode
         return {};
       }
     }
-    const options: ThrottlerModuleOptions = { policy: 'all-or-nothing', throttlers: [{ ttl: 1_000, limit: 10 }, { name: 'long', ttl: 60_000, limit: 100 }] };
+    const options: ThrottlerModuleOptions = {
+      policy: 'all-or-nothing',
+      throttlers: [
+        { ttl: 1_000, limit: 10 },
+        { name: 'long', ttl: 60_000, limit: 100 },
+      ],
+    };
     expect(await startupError(options, [SearchController])).toMatchObject({ option: '@Throttle(SearchController.search).long.limit', received: -1 });
   });
 

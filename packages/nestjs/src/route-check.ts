@@ -35,7 +35,7 @@ export class ThrottlerRouteCheck implements OnModuleInit {
     const options = this.options;
     // The module's throttlers first, so that an error of theirs names them, not a route.
     checkThrottlers(options);
-    const throttlers = (options.throttlers ?? []).map((throttler) => ({ ...throttler, name: throttler.name ?? 'default' }));
+    const throttlers = options.throttlers.map((throttler) => ({ ...throttler, name: throttler.name ?? 'default' }));
     const scanner = new MetadataScanner();
     // Classes, not wrappers: a class provided in several modules is checked once.
     const classes = new Set<Type<unknown>>();

@@ -208,7 +208,8 @@ class ReferenceStorage {
     }
     this.count++;
     if (this.count > this.limit) {
-      if (this.blockDuration <= 0) this.count = 1; // no block: the count starts again with this hit
+      // No block: the count starts again with this hit.
+      if (this.blockDuration <= 0) this.count = 1;
       else {
         this.blockedUntilMs = nowMs + this.blockDuration;
         return { isBlocked: true, totalHits: this.limit + 1, timeToBlockExpire: seconds(this.blockDuration) };
