@@ -85,6 +85,8 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
   private readonly limiterOptions: Pick<ThrottlerStorageServiceOptions, 'onStoreError' | 'storeTimeoutMs' | 'now'>;
   private readonly limiters = new Map<string, Limiter<readonly LimitOptions[]>>();
   private readonly policies = new Map<string, readonly LimitOptions[]>();
+  /** The last policy asked for, and its (limit, ttl, blockDuration): most apps have one, so its id string is not rebuilt per hit. */
+  private last: { limit: number; ttl: number; blockDuration: number; policy: readonly LimitOptions[] } | undefined;
 
   /** @param options - a ratekit store, or {@link ThrottlerStorageServiceOptions}; none: a bounded in-memory store */
   constructor(options?: RateLimitStore | ThrottlerStorageServiceOptions) {
@@ -152,6 +154,13 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
 
   /** The limits for (limit, ttl, blockDuration) (see the class's layouts), the same objects each time (validated once). */
   private policy(limit: number, ttl: number, blockDuration: number): readonly LimitOptions[] {
+    const last = this.last;
+    if (last !== undefined && last.limit === limit && last.ttl === ttl && last.blockDuration === blockDuration) return last.policy;
+    this.last = { limit, ttl, blockDuration, policy: this.policyOf(limit, ttl, blockDuration) };
+    return this.last.policy;
+  }
+
+  private policyOf(limit: number, ttl: number, blockDuration: number): readonly LimitOptions[] {
     const id = `${limit}/${ttl}/${blockDuration}`;
     let policy = this.policies.get(id);
     if (policy === undefined) {
