@@ -50,6 +50,8 @@ const PLAN = [
 ];
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+/** The TypeScript examples compiled in this run (see build). Declared before main() runs, which reaches build() before its first await. */
+const compiled = new Set();
 
 main().then(
   (code) => process.exit(code),
@@ -89,7 +91,6 @@ async function demo(framework) {
 }
 
 /** Compiles a TypeScript example with its own tsconfig (the repository's TypeScript), once per run; the others need no build. */
-const compiled = new Set();
 function build(framework) {
   const built = BUILT[FRAMEWORKS[framework]];
   if (built === undefined || compiled.has(FRAMEWORKS[framework])) return;

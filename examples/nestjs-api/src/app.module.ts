@@ -3,7 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import type { RateLimitStore } from '@ratekit/core';
 import { ThrottlerGuard, ThrottlerModule, throttlerMessage } from '@ratekit/nestjs';
 import { HealthController, ItemsController } from './items.controller.js';
-import { APP_THROTTLER, WRITE_REFUSED_MESSAGE } from './policies.js';
+import { READ_POLICY, WRITE_REFUSED_MESSAGE } from './policies.js';
 
 export interface AppOptions {
   /** The ratekit store of both policies (default: a new bounded in-memory store). A `redisStore()` shares the counts across instances. */
@@ -11,10 +11,11 @@ export interface AppOptions {
 }
 
 /**
- * The app: @nestjs/throttler's setup (`ThrottlerModule.forRoot` and `ThrottlerGuard` as the global
- * `APP_GUARD`, `@Throttle` on the controller and its routes), with ratekit's options where the
- * policies need them: `algorithm` and `burst` in `@Throttle`, and the draft-8 `RateLimit` /
- * `RateLimit-Policy` fields besides the legacy `X-RateLimit-*`.
+ * The app: @nestjs/throttler's setup (`ThrottlerModule.forRoot` with the read policy as its
+ * throttler, `ThrottlerGuard` as the global `APP_GUARD`, `@Throttle` on the write route), with
+ * ratekit's options where the policies need them: `algorithm` and `burst` on the throttler and in
+ * `@Throttle`, and the draft-8 `RateLimit` / `RateLimit-Policy` fields besides the legacy
+ * `X-RateLimit-*`.
  */
 @Module({})
 export class AppModule {
@@ -23,7 +24,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ThrottlerModule.forRoot({
-          throttlers: [APP_THROTTLER],
+          throttlers: [READ_POLICY],
           standardHeaders: 'draft-8',
           errorMessage: (context) => (context.getHandler() === ItemsController.prototype.create ? WRITE_REFUSED_MESSAGE : throttlerMessage),
           ...(store === undefined ? {} : { store }),

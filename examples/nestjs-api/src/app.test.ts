@@ -35,6 +35,7 @@ describe.each<Platform>(['express', 'fastify'])('nestjs-api example on %s', (pla
       const first = await fetch(`${base}/items`);
       expect(first.status).toBe(200);
       expect(await first.json()).toEqual([{ id: 1, name: 'first item' }]);
+      expect(first.headers.get('x-ratelimit-limit')).toBe('20');
       expect(first.headers.get('x-ratelimit-remaining')).toBe('19');
       expect(first.headers.get('ratelimit')).toBe('"default"; r=19; t=1');
       const statuses: number[] = [];

@@ -1,19 +1,18 @@
 import { Body, Controller, Get, Post } from '@nestjs/common';
 import { SkipThrottle, Throttle } from '@ratekit/nestjs';
-import { READ_POLICY, WRITE_POLICY } from './policies.js';
+import { WRITE_POLICY } from './policies.js';
 
 export interface Item {
   id: number;
   name: string;
 }
 
-/** Every route of the controller: the read policy, unless a route sets its own. */
-@Throttle({ default: READ_POLICY })
+/** Every route of the controller: the module's throttler (the read policy), unless a route sets its own. */
 @Controller('items')
 export class ItemsController {
   private readonly items: Item[] = [{ id: 1, name: 'first item' }];
 
-  /** The read policy. */
+  /** The read policy (the module's throttler). */
   @Get()
   list(): Item[] {
     return this.items;

@@ -3,17 +3,18 @@
 import { seconds, type ThrottlerMethodOrControllerOptions, type ThrottlerOptions } from '@ratekit/nestjs';
 
 /**
- * The module's only throttler: 10 requests per second on any route whose controller or handler
- * sets nothing else. Named `default` (by leaving the name out), so its headers are the plain
- * `X-RateLimit-*` and `Retry-After` ones, with no `-<name>` suffix; the routes below override its
- * values with `@Throttle({ default: ... })`.
+ * Reads: the module's only throttler, a token bucket holding 20 requests, refilled at 10 per
+ * second. It applies to every route that does not set its own. Named `default` (by leaving the
+ * name out), so its headers are the plain `X-RateLimit-*` and `Retry-After` ones, with no
+ * `-<name>` suffix.
  */
-export const APP_THROTTLER: ThrottlerOptions = { ttl: seconds(1), limit: 10 };
+export const READ_POLICY: ThrottlerOptions = { ttl: seconds(1), limit: 10, algorithm: 'token-bucket', burst: 20 };
 
-/** Reads: a token bucket holding 20 requests, refilled at 10 per second (set on the items controller with `@Throttle`). */
-export const READ_POLICY: ThrottlerMethodOrControllerOptions = { ttl: seconds(1), limit: 10, algorithm: 'token-bucket', burst: 20 };
-
-/** Writes: at most 5 per 10 seconds, counted over a sliding window (set on `POST /items` with `@Throttle`, in place of the read policy). */
+/**
+ * Writes: at most 5 per 10 seconds, counted over a sliding window (set on `POST /items` with
+ * `@Throttle({ default: WRITE_POLICY })`, in place of the read policy). It names its own algorithm,
+ * so it does not inherit the read policy's `burst`.
+ */
 export const WRITE_POLICY: ThrottlerMethodOrControllerOptions = { ttl: seconds(10), limit: 5, algorithm: 'sliding-window' };
 
 /** The body of a refused write: `{"statusCode":429,"message":"Too many writes, please slow down."}`. */

@@ -1,6 +1,6 @@
 // WebSocket contexts, with @nestjs/throttler's documented override pattern (its own handleRequest on
 // the storage); GraphQL on a real Apollo Server is in graphql.test.ts.
-import { Injectable } from '@nestjs/common';
+import { Injectable, type Type } from '@nestjs/common';
 import { ExecutionContextHost } from '@nestjs/core/helpers/execution-context-host';
 import { Test } from '@nestjs/testing';
 import { ThrottlerException } from './exception.js';
@@ -29,7 +29,7 @@ class ChatGateway {
   }
 }
 
-async function guardOf<T extends ThrottlerGuard>(guard: new (...args: any[]) => T, options: ThrottlerModuleOptions): Promise<T> {
+async function guardOf<T extends ThrottlerGuard>(guard: Type<T>, options: ThrottlerModuleOptions): Promise<T> {
   const moduleRef = await Test.createTestingModule({ imports: [ThrottlerModule.forRoot(options)], providers: [guard] }).compile();
   await moduleRef.init();
   return moduleRef.get(guard);

@@ -48,13 +48,9 @@ function setThrottlerMetadata(target: object, options: Record<string, ThrottlerM
  * ```
  */
 export const Throttle = (options: Record<string, ThrottlerMethodOrControllerOptions>): MethodDecorator & ClassDecorator => {
-  return (target: any, _propertyKey?: string | symbol, descriptor?: TypedPropertyDescriptor<any>) => {
-    if (descriptor) {
-      setThrottlerMetadata(descriptor.value, options);
-      return descriptor;
-    }
-    setThrottlerMetadata(target, options);
-    return target;
+  // Returns nothing: the method or class stays as it is, with the metadata on it.
+  return (target: unknown, _propertyKey?: string | symbol, descriptor?: PropertyDescriptor): void => {
+    setThrottlerMetadata(reflectionTarget(target, descriptor), options);
   };
 };
 
@@ -64,12 +60,16 @@ export const Throttle = (options: Record<string, ThrottlerMethodOrControllerOpti
  * throttles a route of a skipped controller again.
  */
 export const SkipThrottle = (skip: Record<string, boolean> = { default: true }): MethodDecorator & ClassDecorator => {
-  return (target: any, _propertyKey?: string | symbol, descriptor?: TypedPropertyDescriptor<any>) => {
-    const reflectionTarget = descriptor?.value ?? target;
-    for (const key in skip) Reflect.defineMetadata(THROTTLER_SKIP + key, skip[key], reflectionTarget);
-    return descriptor ?? target;
+  return (target: unknown, _propertyKey?: string | symbol, descriptor?: PropertyDescriptor): void => {
+    const on = reflectionTarget(target, descriptor);
+    for (const key in skip) Reflect.defineMetadata(THROTTLER_SKIP + key, skip[key], on);
   };
 };
+
+/** Where a decorator's metadata goes, as upstream puts it: on the method (a method decorator) or on the class. */
+function reflectionTarget(target: unknown, descriptor: PropertyDescriptor | undefined): object {
+  return (descriptor === undefined ? target : descriptor.value) as object;
+}
 
 /** Injects the module's options (`@InjectThrottlerOptions() options: ThrottlerModuleOptions`). */
 export const InjectThrottlerOptions = (): PropertyDecorator & ParameterDecorator => Inject(getOptionsToken());

@@ -51,7 +51,7 @@ describe.each([
   ["@nestjs/throttler's mode", [{ limit: 2, ttl: 60_000 }]],
   ['the ratekit mode', { policy: 'all-or-nothing', throttlers: [{ limit: 2, ttl: 60_000 }] }],
 ] as Array<[string, ThrottlerModuleOptions]>)('GraphQL on Apollo Server and Express (%s)', (_mode, options) => {
-  let app: INestApplication;
+  let app: INestApplication | undefined;
   afterEach(() => app?.close());
 
   it('throttles a query by the HTTP request behind it, with headers on its response', async () => {

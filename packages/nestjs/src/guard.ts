@@ -18,12 +18,19 @@ import type {
   Resolvable,
   ThrottlerGenerateKeyFunction,
   ThrottlerGetTrackerFunction,
+  ThrottlerHttpObject,
   ThrottlerModuleOptions,
   ThrottlerOptions,
 } from './options.js';
 import { createPolicyDecider, isRateKitMode, type PolicyDecider, type PolicyEntry, wholeSeconds } from './policy.js';
 import { getOptionsToken, getStorageToken } from './providers.js';
+import { mergeRateKitOptions } from './route-options.js';
 import type { ThrottlerStorage } from './storage.js';
+
+/** What the guard calls on a response: `header(name, value)`, as Express's `res` and Fastify's reply have it. */
+interface HeaderSetter {
+  header(name: string, value: string | number): unknown;
+}
 
 type CommonOptions = Pick<ThrottlerOptions, 'skipIf' | 'ignoreUserAgents' | 'getTracker' | 'generateKey' | 'setHeaders'>;
 
@@ -61,6 +68,8 @@ export class ThrottlerGuard implements CanActivate {
   private policyDecider: PolicyDecider | undefined;
   /** The prefix length IPv6 trackers are grouped by, or false. */
   private ipv6SubnetPrefix: number | false = false;
+  /** The module's own ratekit options, the last level of every throttler's (see `mergeRateKitOptions`). */
+  private moduleRateKit: RateKitThrottlerOptions = {};
 
   constructor(
     protected readonly options: ThrottlerModuleOptions,
@@ -69,6 +78,8 @@ export class ThrottlerGuard implements CanActivate {
   ) {}
 
   async onModuleInit(): Promise<void> {
+    // First: it checks `throttlers` and `policy`.
+    const ratekit = isRateKitMode(this.options);
     const list = Array.isArray(this.options) ? this.options : this.options.throttlers;
     this.throttlers = [...list]
       .sort((first, second) => {
@@ -88,13 +99,13 @@ export class ThrottlerGuard implements CanActivate {
         };
     this.commonOptions.getTracker ??= this.getTracker.bind(this);
     this.commonOptions.generateKey ??= this.generateKey.bind(this);
-    const ratekit = isRateKitMode(this.options);
     const subnet = Array.isArray(this.options) ? undefined : this.options.ipv6SubnetPrefix;
     if (subnet !== undefined && subnet !== false && !(Number.isInteger(subnet) && subnet >= 1 && subnet <= 128)) {
       throw new RateKitOptionError('ipv6SubnetPrefix', 'an integer from 1 to 128, or false', subnet);
     }
     this.ipv6SubnetPrefix = subnet ?? (ratekit ? 56 : false);
     this.policyDecider = ratekit && !Array.isArray(this.options) ? createPolicyDecider(this.options) : undefined;
+    this.moduleRateKit = Array.isArray(this.options) ? {} : { algorithm: this.options.algorithm };
   }
 
   /**
@@ -116,11 +127,11 @@ export class ThrottlerGuard implements CanActivate {
         continue;
       }
       // The route's or its class's values, else the throttler's.
-      const routeOrClassLimit = this.reflector.getAllAndOverride<Resolvable<number>>(THROTTLER_LIMIT + name, [handler, classRef]);
-      const routeOrClassTtl = this.reflector.getAllAndOverride<Resolvable<number>>(THROTTLER_TTL + name, [handler, classRef]);
-      const routeOrClassBlockDuration = this.reflector.getAllAndOverride<Resolvable<number>>(THROTTLER_BLOCK_DURATION + name, [handler, classRef]);
-      const routeOrClassGetTracker = this.reflector.getAllAndOverride<ThrottlerGetTrackerFunction>(THROTTLER_TRACKER + name, [handler, classRef]);
-      const routeOrClassGenerateKey = this.reflector.getAllAndOverride<ThrottlerGenerateKeyFunction>(THROTTLER_KEY_GENERATOR + name, [handler, classRef]);
+      const routeOrClassLimit = this.reflector.getAllAndOverride<Resolvable<number> | undefined>(THROTTLER_LIMIT + name, [handler, classRef]);
+      const routeOrClassTtl = this.reflector.getAllAndOverride<Resolvable<number> | undefined>(THROTTLER_TTL + name, [handler, classRef]);
+      const routeOrClassBlockDuration = this.reflector.getAllAndOverride<Resolvable<number> | undefined>(THROTTLER_BLOCK_DURATION + name, [handler, classRef]);
+      const routeOrClassGetTracker = this.reflector.getAllAndOverride<ThrottlerGetTrackerFunction | undefined>(THROTTLER_TRACKER + name, [handler, classRef]);
+      const routeOrClassGenerateKey = this.reflector.getAllAndOverride<ThrottlerGenerateKeyFunction | undefined>(THROTTLER_KEY_GENERATOR + name, [handler, classRef]);
       const limit = await this.resolveValue(context, routeOrClassLimit || namedThrottler.limit);
       const ttl = await this.resolveValue(context, routeOrClassTtl || namedThrottler.ttl);
       const givenBlockDuration = routeOrClassBlockDuration || namedThrottler.blockDuration;
@@ -131,14 +142,20 @@ export class ThrottlerGuard implements CanActivate {
         continues.push(await this.handleRequest({ context, limit, ttl, throttler: namedThrottler, blockDuration, getTracker, generateKey }));
         continue;
       }
-      const routeOrClassRateKit = this.reflector.getAllAndOverride<RateKitThrottlerOptions | undefined>(THROTTLER_RATEKIT + name, [handler, classRef]);
+      // The route's, its class's, the throttler's, the module's: a level naming an algorithm drops the burst of those after it.
+      const ratekit = mergeRateKitOptions([
+        this.reflector.get<RateKitThrottlerOptions | undefined>(THROTTLER_RATEKIT + name, handler),
+        this.reflector.get<RateKitThrottlerOptions | undefined>(THROTTLER_RATEKIT + name, classRef),
+        namedThrottler,
+        this.moduleRateKit,
+      ]);
       entries.push({
         throttler: namedThrottler,
         limit,
         ttl,
-        blockDurationMs: routeOrClassRateKit?.blockDurationMs ?? namedThrottler.blockDurationMs ?? (givenBlockDuration === undefined ? undefined : blockDuration),
-        algorithm: routeOrClassRateKit?.algorithm ?? namedThrottler.algorithm,
-        burst: routeOrClassRateKit?.burst ?? namedThrottler.burst,
+        blockDurationMs: ratekit.blockDurationMs ?? (givenBlockDuration === undefined ? undefined : blockDuration),
+        algorithm: ratekit.algorithm,
+        burst: ratekit.burst,
         getTracker,
         generateKey,
       });
@@ -160,6 +177,7 @@ export class ThrottlerGuard implements CanActivate {
   protected async handleRequest(requestProps: ThrottlerRequest): Promise<boolean> {
     const { context, limit, ttl, throttler, blockDuration, getTracker, generateKey } = requestProps;
     const { req, res } = this.getRequestResponse(context);
+    const response = res as HeaderSetter;
     if (this.ignoresUserAgent(req, throttler)) return true;
     const tracker = await getTracker(req, context);
     const key = generateKey(context, tracker, throttler.name!);
@@ -167,14 +185,14 @@ export class ThrottlerGuard implements CanActivate {
     const suffix = headerSuffix(throttler.name!);
     const setHeaders = throttler.setHeaders ?? this.commonOptions.setHeaders ?? true;
     if (isBlocked) {
-      if (setHeaders) res.header(`Retry-After${suffix}`, timeToBlockExpire);
+      if (setHeaders) response.header(`Retry-After${suffix}`, timeToBlockExpire);
       await this.throwThrottlingException(context, { limit, ttl, key, tracker, totalHits, timeToExpire, isBlocked, timeToBlockExpire });
     }
     if (setHeaders) {
-      res.header(`${this.headerPrefix}-Limit${suffix}`, limit);
+      response.header(`${this.headerPrefix}-Limit${suffix}`, limit);
       // This hit is counted already, so the last allowed request reads 0.
-      res.header(`${this.headerPrefix}-Remaining${suffix}`, Math.max(0, limit - totalHits));
-      res.header(`${this.headerPrefix}-Reset${suffix}`, timeToExpire);
+      response.header(`${this.headerPrefix}-Remaining${suffix}`, Math.max(0, limit - totalHits));
+      response.header(`${this.headerPrefix}-Reset${suffix}`, timeToExpire);
     }
     return true;
   }
@@ -186,6 +204,7 @@ export class ThrottlerGuard implements CanActivate {
    */
   protected async handlePolicy(context: ExecutionContext, entries: PolicyEntry[]): Promise<boolean> {
     const { req, res } = this.getRequestResponse(context);
+    const response = res as HeaderSetter;
     const counted = entries.filter((entry) => !this.ignoresUserAgent(req, entry.throttler));
     if (counted.length === 0) return true;
     const decider = this.policyDecider!;
@@ -194,18 +213,19 @@ export class ThrottlerGuard implements CanActivate {
       if (!(entry.throttler.setHeaders ?? this.commonOptions.setHeaders ?? true)) continue;
       const suffix = headerSuffix(entry.throttler.name!);
       if (refusing) {
-        res.header(`Retry-After${suffix}`, Math.max(1, wholeSeconds(retryAfterMs)));
+        response.header(`Retry-After${suffix}`, Math.max(1, wholeSeconds(retryAfterMs)));
         continue;
       }
-      res.header(`${this.headerPrefix}-Limit${suffix}`, entry.limit);
-      res.header(`${this.headerPrefix}-Remaining${suffix}`, decision.remaining);
-      res.header(`${this.headerPrefix}-Reset${suffix}`, wholeSeconds(decision.resetMs));
+      // The capacity (a bucket's burst), so that Limit is never below Remaining.
+      response.header(`${this.headerPrefix}-Limit${suffix}`, decision.limit);
+      response.header(`${this.headerPrefix}-Remaining${suffix}`, decision.remaining);
+      response.header(`${this.headerPrefix}-Reset${suffix}`, wholeSeconds(decision.resetMs));
     }
     if (decider.standardHeaders !== false && (this.commonOptions.setHeaders ?? true)) {
       for (const { decision, key } of outcome.decisions) {
         const options = { standardHeaders: decider.standardHeaders, legacyHeaders: false, retryAfter: false, combineLists: true, partitionKey: key };
         for (const [name, value] of rateLimitHeaders(decision, options)) {
-          res.header(name, value);
+          response.header(name, value);
         }
       }
     }
@@ -214,13 +234,14 @@ export class ThrottlerGuard implements CanActivate {
   }
 
   /** The tracker of a request: its IP (`req.ip`; IPv6 grouped by `ipv6SubnetPrefix` when set). */
-  protected async getTracker(req: Record<string, any>): Promise<string> {
-    const ip = req.ip;
-    return this.ipv6SubnetPrefix === false || typeof ip !== 'string' ? ip : ipKeyGenerator(ip, this.ipv6SubnetPrefix);
+  protected async getTracker(req: ThrottlerHttpObject): Promise<string> {
+    const ip: unknown = req.ip;
+    if (this.ipv6SubnetPrefix === false || typeof ip !== 'string') return ip as string; // as upstream: req.ip as it is, even unset
+    return ipKeyGenerator(ip, this.ipv6SubnetPrefix);
   }
 
   /** The request and response of a context (HTTP); override for GraphQL, WebSockets or RPC. */
-  protected getRequestResponse(context: ExecutionContext): { req: Record<string, any>; res: Record<string, any> } {
+  protected getRequestResponse(context: ExecutionContext): { req: ThrottlerHttpObject; res: ThrottlerHttpObject } {
     const http = context.switchToHttp();
     return { req: http.getRequest(), res: http.getResponse() };
   }
@@ -244,10 +265,13 @@ export class ThrottlerGuard implements CanActivate {
     return typeof this.options.errorMessage === 'function' ? this.options.errorMessage(context, throttlerLimitDetail) : this.options.errorMessage;
   }
 
-  private ignoresUserAgent(req: Record<string, any>, throttler: ThrottlerOptions): boolean {
+  private ignoresUserAgent(req: ThrottlerHttpObject, throttler: ThrottlerOptions): boolean {
     const ignoreUserAgents = throttler.ignoreUserAgents ?? this.commonOptions.ignoreUserAgents;
     if (!Array.isArray(ignoreUserAgents)) return false;
-    return ignoreUserAgents.some((pattern) => pattern.test(req.headers?.['user-agent']));
+    const headers = req.headers as Record<string, string | string[] | undefined> | undefined;
+    // String(): as upstream's `pattern.test(value)`, which tests a missing header as "undefined".
+    const userAgent = String(headers?.['user-agent']);
+    return ignoreUserAgents.some((pattern) => pattern.test(userAgent));
   }
 
   private async resolveValue<T extends number | string | boolean>(context: ExecutionContext, value: Resolvable<T>): Promise<T> {

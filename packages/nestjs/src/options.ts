@@ -1,4 +1,4 @@
-import type { ExecutionContext, ModuleMetadata, Type } from '@nestjs/common';
+import type { ExecutionContext, FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import type { AlgorithmName, RateLimitStore, StandardHeaders, StoreErrorPolicy } from '@ratekit/core';
 import type { ThrottlerStorage } from './storage.js';
 import type { ThrottlerLimitDetail } from './guard-types.js';
@@ -6,8 +6,16 @@ import type { ThrottlerLimitDetail } from './guard-types.js';
 /** A value, or a function of the request's execution context returning it (sync or async). */
 export type Resolvable<T extends number | string | boolean> = T | ((context: ExecutionContext) => T | Promise<T>);
 
+/**
+ * A platform's request or response (Express's `req` and `res`, Fastify's request and reply, a
+ * GraphQL or WebSocket context's), typed as @nestjs/throttler types it, so that `getTracker`
+ * functions and `getRequestResponse` overrides read their platform's fields as they do upstream.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- @nestjs/throttler's public type: with `unknown`, users' getTracker functions (req.headers['x-user']) would no longer compile
+export type ThrottlerHttpObject = Record<string, any>;
+
 /** Returns the tracker (who is counted) of a request: by default its IP (`req.ip`). */
-export type ThrottlerGetTrackerFunction = (req: Record<string, any>, context: ExecutionContext) => Promise<string> | string;
+export type ThrottlerGetTrackerFunction = (req: ThrottlerHttpObject, context: ExecutionContext) => Promise<string> | string;
 
 /** Returns the storage key of a tracker for one throttler on one route. */
 export type ThrottlerGenerateKeyFunction = (context: ExecutionContext, trackerString: string, throttlerName: string) => string;
@@ -132,6 +140,7 @@ export interface ThrottlerOptionsFactory {
 export interface ThrottlerAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   useExisting?: Type<ThrottlerOptionsFactory>;
   useClass?: Type<ThrottlerOptionsFactory>;
-  useFactory?: (...args: any[]) => Promise<ThrottlerModuleOptions> | ThrottlerModuleOptions;
-  inject?: any[];
+  /** Makes the options from the providers listed in `inject` (Nest's factory provider). */
+  useFactory?: FactoryProvider<Promise<ThrottlerModuleOptions> | ThrottlerModuleOptions>['useFactory'];
+  inject?: FactoryProvider['inject'];
 }

@@ -4,6 +4,7 @@ import {
   type AlgorithmName,
   assertNonNegative,
   assertOneOf,
+  assertPositive,
   createLimiter,
   type Decision,
   type LimitDecision,
@@ -15,7 +16,17 @@ import {
   type StandardHeaders,
 } from '@ratekit/core';
 import type { ThrottlerLimitDetail } from './guard-types.js';
-import type { RateKitModuleOptions, ThrottlerGenerateKeyFunction, ThrottlerGetTrackerFunction, ThrottlerModuleOptions, ThrottlerOptions } from './options.js';
+import type {
+  RateKitModuleOptions,
+  RateKitThrottlerOptions,
+  Resolvable,
+  ThrottlerGenerateKeyFunction,
+  ThrottlerGetTrackerFunction,
+  ThrottlerHttpObject,
+  ThrottlerModuleOptions,
+  ThrottlerOptions,
+} from './options.js';
+import { mergeRateKitOptions } from './route-options.js';
 
 /** One throttler of a route, its values resolved for this request (ratekit mode). */
 export interface PolicyEntry {
@@ -54,7 +65,7 @@ export interface PolicyOutcome {
 /** Decides a route's throttlers all-or-nothing. */
 export interface PolicyDecider {
   readonly standardHeaders: StandardHeaders;
-  decide(context: ExecutionContext, req: Record<string, any>, entries: PolicyEntry[]): Promise<PolicyOutcome>;
+  decide(context: ExecutionContext, req: ThrottlerHttpObject, entries: PolicyEntry[]): Promise<PolicyOutcome>;
 }
 
 /** Module options that turn the ratekit mode on. */
@@ -64,9 +75,14 @@ const THROTTLER_SWITCHES = ['algorithm', 'burst', 'blockDurationMs'] as const;
 /** Distinct policies whose limit objects are kept (each is validated once); more are rebuilt. */
 const MAX_CACHED_POLICIES = 256;
 
-/** True when the options ask for the ratekit mode (see `RateKitModuleOptions`). */
+/**
+ * True when the options ask for the ratekit mode (see `RateKitModuleOptions`).
+ * @throws {RateKitOptionError} when `throttlers` is not an array, or `policy` is not 'each' or 'all-or-nothing'
+ */
 export function isRateKitMode(options: ThrottlerModuleOptions): boolean {
-  const throttlers = Array.isArray(options) ? options : options.throttlers;
+  // Public input: JavaScript callers can leave `throttlers` out (upstream then fails with a TypeError).
+  const throttlers: unknown = Array.isArray(options) ? options : options.throttlers;
+  if (!Array.isArray(throttlers)) throw new RateKitOptionError('throttlers', 'an array of throttlers', throttlers);
   if (!Array.isArray(options)) {
     if (options.policy !== undefined) {
       assertOneOf('policy', options.policy, ['each', 'all-or-nothing'] as const);
@@ -74,7 +90,7 @@ export function isRateKitMode(options: ThrottlerModuleOptions): boolean {
     }
     if (MODULE_SWITCHES.some((key) => options[key] !== undefined)) return true;
   }
-  return (throttlers ?? []).some((throttler) => THROTTLER_SWITCHES.some((key) => throttler[key] !== undefined));
+  return (throttlers as ThrottlerOptions[]).some((throttler) => THROTTLER_SWITCHES.some((key) => throttler[key] !== undefined));
 }
 
 /**
@@ -88,12 +104,8 @@ export function createPolicyDecider(options: Exclude<ThrottlerModuleOptions, unk
   if (standardHeaders !== false) assertOneOf('standardHeaders', standardHeaders, STANDARD_HEADER_DRAFTS);
   const cost = options.cost ?? 1;
   if (typeof cost !== 'function') assertNonNegative('cost', cost);
-  // Throttlers with fixed values are checked now, so a bad one fails at start-up.
-  (options.throttlers ?? []).forEach((throttler, i) => {
-    if (typeof throttler.limit === 'number' && typeof throttler.ttl === 'number') {
-      resolveLimit(limitOptions(throttler.name ?? 'default', throttler.algorithm ?? options.algorithm, throttler.limit, throttler.ttl, throttler.burst, throttler.blockDurationMs), `throttlers[${i}]`);
-    }
-  });
+  // Every throttler is checked now, so a bad one fails at start-up (its routes' `@Throttle`: ThrottlerRouteCheck).
+  checkThrottlers(options);
   const limiterOptions: LimiterOptions<readonly LimitOptions[]> = { limits: (limits) => limits, prefix: 'throttler-policy:' };
   if (options.store !== undefined) limiterOptions.store = options.store;
   if (options.onStoreError !== undefined) limiterOptions.onStoreError = options.onStoreError;
@@ -122,7 +134,7 @@ export function createPolicyDecider(options: Exclude<ThrottlerModuleOptions, unk
       const groups = new Map<ThrottlerGetTrackerFunction, Map<ThrottlerGenerateKeyFunction, PolicyEntry[]>>();
       for (const entry of entries) {
         let byKey = groups.get(entry.getTracker);
-        if (byKey === undefined) groups.set(entry.getTracker, (byKey = new Map()));
+        if (byKey === undefined) groups.set(entry.getTracker, (byKey = new Map<ThrottlerGenerateKeyFunction, PolicyEntry[]>()));
         const group = byKey.get(entry.generateKey);
         if (group === undefined) byKey.set(entry.generateKey, [entry]);
         else group.push(entry);
@@ -169,6 +181,31 @@ export function createPolicyDecider(options: Exclude<ThrottlerModuleOptions, unk
       return { results, decisions: calls.map(({ shown, key }) => ({ decision: shown, key })), refused };
     },
   };
+}
+
+/**
+ * Checks the module's throttlers (see {@link checkThrottler}).
+ * @throws {RateKitOptionError} naming `throttlers[i].<option>`
+ */
+export function checkThrottlers(options: Exclude<ThrottlerModuleOptions, unknown[]> & RateKitModuleOptions): void {
+  options.throttlers.forEach((throttler, i) => {
+    const ratekit = mergeRateKitOptions([throttler, { algorithm: options.algorithm }]);
+    checkThrottler(`throttlers[${i}]`, throttler.name ?? 'default', ratekit, throttler.limit, throttler.ttl, throttler.blockDuration);
+  });
+}
+
+/**
+ * Checks one throttler of one route as the ratekit limit it makes, its options merged (see
+ * `mergeRateKitOptions`): `limit`, `ttl` and `blockDuration` given as functions are resolved per
+ * request, so a valid value stands in for them here and the other options are still checked.
+ * @throws {RateKitOptionError} naming `${path}.<option>`
+ */
+export function checkThrottler(path: string, name: string, ratekit: RateKitThrottlerOptions, limit: Resolvable<number>, ttl: Resolvable<number>, blockDuration: Resolvable<number> | undefined): void {
+  // Named as the user wrote them (`ttl`, not the limit's `windowMs`).
+  if (typeof limit !== 'function') assertPositive(`${path}.limit`, limit);
+  if (typeof ttl !== 'function') assertPositive(`${path}.ttl`, ttl, ' of milliseconds');
+  const blockDurationMs = ratekit.blockDurationMs ?? (typeof blockDuration === 'number' ? blockDuration : undefined);
+  resolveLimit(limitOptions(name, ratekit.algorithm, typeof limit === 'function' ? 1 : limit, typeof ttl === 'function' ? 1_000 : ttl, ratekit.burst, blockDurationMs), path);
 }
 
 function limitOptions(name: string, algorithm: AlgorithmName | undefined, limit: number, ttl: number, burst: number | undefined, blockDurationMs: number | undefined): LimitOptions {

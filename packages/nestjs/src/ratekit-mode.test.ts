@@ -22,6 +22,12 @@ class ApiController {
     return { ok: true };
   }
 
+  @Throttle({ default: { limit: 2, ttl: seconds(10), algorithm: 'sliding-window' } })
+  @Get('window')
+  window() {
+    return { ok: true };
+  }
+
   @Throttle({ default: { limit: 2, ttl: 200, blockDurationMs: 60_000 } })
   @Get('blocking')
   blocking() {
@@ -67,6 +73,29 @@ describe.each(PLATFORMS)('ratekit options on %s', (_name, platform) => {
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await get(`${url}/bucket`)).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
+  });
+
+  it('a route naming another algorithm than the module throttler’s does not inherit its burst: a sliding window of 2', async () => {
+    const url = await start({ throttlers: [{ ttl: seconds(1), limit: 10, algorithm: 'token-bucket', burst: 20 }] });
+    const first = await get(`${url}/window`);
+    expect(first.status).toBe(200);
+    expect(first.headers).toMatchObject({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '1' });
+    expect((await get(`${url}/window`)).status).toBe(200);
+    expect((await get(`${url}/window`)).status).toBe(429);
+    // The module's bucket of 20 still holds on the other routes.
+    expect((await get(`${url}/read`)).headers['x-ratelimit-remaining']).toBe('19');
+  });
+
+  it('X-RateLimit-Limit is the capacity (a bucket’s burst), never below X-RateLimit-Remaining', async () => {
+    const url = await start({ throttlers: [{ ttl: seconds(1), limit: 10, algorithm: 'token-bucket', burst: 20 }] });
+    const first = await get(`${url}/read`);
+    expect(first.headers).toMatchObject({ 'x-ratelimit-limit': '20', 'x-ratelimit-remaining': '19' });
+    for (let i = 1; i < 20; i++) {
+      const { headers } = await get(`${url}/read`);
+      expect(Number(headers['x-ratelimit-limit'])).toBeGreaterThanOrEqual(Number(headers['x-ratelimit-remaining']));
+    }
+    // The route's own bucket: burst 3, refilled at 10 per minute.
+    expect((await get(`${url}/bucket`)).headers).toMatchObject({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2' });
   });
 
   it('cost: a request costing 2 spends two of the limit', async () => {
@@ -181,6 +210,8 @@ describe('ratekit options are checked when the app starts', () => {
     [{ policy: 'some' as never, throttlers: [{ limit: 1, ttl: 1_000 }] }, /policy/],
     [{ policy: 'all-or-nothing' as const, throttlers: [{ limit: 0, ttl: 1_000 }] }, /throttlers\[0\]\.limit/],
     [{ ipv6SubnetPrefix: 200, throttlers: [{ limit: 1, ttl: 1_000 }] }, /ipv6SubnetPrefix/],
+    // Upstream fails at start-up too, with a TypeError.
+    [{ throttlers: undefined as never }, /throttlers/],
   ])('%# rejects a bad option with a RateKitOptionError naming it', async (options, name) => {
     const failure = init(options);
     await expect(failure).rejects.toThrow(RateKitOptionError);

@@ -22,7 +22,7 @@ class ItemsController {
 function appModule(options: ThrottlerModuleOptions, throttler: 'ours' | 'upstream' = 'ours'): Type<unknown> {
   const { ThrottlerModule: TheModule, ThrottlerGuard: TheGuard } = throttler === 'ours' ? { ThrottlerModule, ThrottlerGuard } : upstream;
   @Module({
-    imports: [TheModule.forRoot(options as upstream.ThrottlerModuleOptions)],
+    imports: [TheModule.forRoot(options)],
     controllers: [ItemsController],
     providers: [{ provide: APP_GUARD, useClass: TheGuard }],
   })
@@ -54,6 +54,16 @@ describeWithService(redisService, '@ratekit/nestjs on a real Redis', (server) =>
     expect(await storage.increment('k', 5_000, 2, 400, 'default')).toMatchObject({ isBlocked: true });
     await sleep(500); // the block has ended; the 5 s window has not
     expect(await storage.increment('k', 5_000, 2, 400, 'default')).toMatchObject({ totalHits: 1, isBlocked: false });
+  });
+
+  it('ThrottlerStorageService on redisStore, a block as long as ttl (one limit with a block): the same semantics', async () => {
+    const storage = new ThrottlerStorageService({ store: redisStore({ client: await connect() }), prefix: freshPrefix() });
+    expect(await storage.increment('k', 400, 2, 400, 'default')).toMatchObject({ totalHits: 1, isBlocked: false, timeToExpire: 1 });
+    expect(await storage.increment('k', 400, 2, 400, 'default')).toMatchObject({ totalHits: 2, isBlocked: false });
+    expect(await storage.increment('k', 400, 2, 400, 'default')).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 1 });
+    expect(await storage.increment('k', 400, 2, 400, 'default')).toMatchObject({ isBlocked: true });
+    await sleep(500); // the block has ended, and the window with it
+    expect(await storage.increment('k', 400, 2, 400, 'default')).toMatchObject({ totalHits: 1, isBlocked: false });
   });
 
   describe.each([

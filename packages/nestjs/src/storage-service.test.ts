@@ -1,5 +1,7 @@
-import { memoryStore, RateKitOptionError } from '@ratekit/core';
+import { type EvaluateRequest, memoryStore, RateKitOptionError } from '@ratekit/core';
+import fc from 'fast-check';
 import { ThrottlerStorageService } from './storage-service.js';
+import type { ThrottlerStorageRecord } from './storage.js';
 
 /** A storage on a clock the test moves. */
 function storageAt(startMs = 1_700_000_000_000) {
@@ -148,5 +150,99 @@ describe('ThrottlerStorageService algorithms', () => {
     expect(await hitAt(9_000)).toMatchObject({ totalHits: 2, isBlocked: false, timeToExpire: 1 });
     expect((await hitAt(10_500)).isBlocked).toBe(false);
     expect((await hitAt(10_600)).isBlocked).toBe(blockedAt10_6);
+  });
+});
+
+describe('ThrottlerStorageService store calls', () => {
+  /** A storage on a memory store whose evaluate calls are counted (a wrapped store: every call goes through evaluate). */
+  function counted() {
+    const store = memoryStore({ pruneIntervalMs: 0 });
+    const modes: string[] = [];
+    const storage = new ThrottlerStorageService({ store: { ...store, evaluate: (request: EvaluateRequest) => (modes.push(request.mode), store.evaluate(request)) } });
+    return { storage, modes };
+  }
+
+  it('a block at least as long as ttl (the default: ttl): one call per hit, the hit that blocks and the blocked ones included', async () => {
+    const { storage, modes } = counted();
+    await storage.increment('k', 60_000, 1, 60_000, 'default');
+    expect((await storage.increment('k', 60_000, 1, 60_000, 'default')).isBlocked).toBe(true); // over: blocks
+    expect((await storage.increment('k', 60_000, 1, 60_000, 'default')).isBlocked).toBe(true); // blocked
+    expect(modes).toEqual(['consume', 'consume', 'consume']);
+  });
+
+  it('a block shorter than ttl: the hit that blocks makes two more calls (block the gate, give the count back), the blocked ones one', async () => {
+    const { storage, modes } = counted();
+    await storage.increment('k', 60_000, 1, 5_000, 'default');
+    expect((await storage.increment('k', 60_000, 1, 5_000, 'default')).isBlocked).toBe(true);
+    expect((await storage.increment('k', 60_000, 1, 5_000, 'default')).isBlocked).toBe(true);
+    expect(modes).toEqual(['consume', 'consume', 'consume', 'refund', 'consume']);
+  });
+});
+
+/**
+ * The storage's semantics, written plainly for one key: @nestjs/throttler's record, counted in a
+ * fixed window from the key's first hit (difference 2 of docs/migrating/nestjs-throttler.md), with
+ * `totalHits` of `limit + 1` while blocked (difference 3).
+ */
+class ReferenceStorage {
+  private windowStartMs = -Infinity;
+  private count = 0;
+  private blockedUntilMs: number | undefined;
+  constructor(
+    private readonly ttl: number,
+    private readonly limit: number,
+    private readonly blockDuration: number,
+  ) {}
+
+  increment(nowMs: number): Partial<ThrottlerStorageRecord> {
+    const seconds = (ms: number) => Math.ceil(ms / 1_000);
+    if (this.blockedUntilMs !== undefined) {
+      if (this.blockedUntilMs > nowMs) return { isBlocked: true, totalHits: this.limit + 1, timeToBlockExpire: seconds(this.blockedUntilMs - nowMs) };
+      // The block has ended: the count starts again from zero, in the same window.
+      this.blockedUntilMs = undefined;
+      this.count = 0;
+    }
+    if (nowMs >= this.windowStartMs + this.ttl) {
+      this.windowStartMs = nowMs;
+      this.count = 0;
+    }
+    this.count++;
+    if (this.count > this.limit) {
+      // No block: the count starts again with this hit.
+      if (this.blockDuration <= 0) this.count = 1;
+      else {
+        this.blockedUntilMs = nowMs + this.blockDuration;
+        return { isBlocked: true, totalHits: this.limit + 1, timeToBlockExpire: seconds(this.blockDuration) };
+      }
+    }
+    return { isBlocked: false, totalHits: this.count, timeToExpire: seconds(this.windowStartMs + this.ttl - nowMs) };
+  }
+}
+
+describe('ThrottlerStorageService against its reference semantics (fast-check)', () => {
+  it('every layout (one limit for a block of at least ttl, hits and gate otherwise) answers as the reference, hit by hit', async () => {
+    const scenario = fc.record({
+      ttl: fc.integer({ min: 1, max: 20 }).map((s) => s * 500),
+      limit: fc.integer({ min: 1, max: 4 }),
+      // Relative to ttl: none, shorter, as long, longer.
+      blockShare: fc.constantFrom(0, 0.4, 1, 2.5),
+      // Bursts (no time between hits), gaps within a window, gaps past windows and blocks.
+      gapsMs: fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 1_500 }), fc.integer({ min: 1_500, max: 30_000 })), { minLength: 1, maxLength: 40 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(scenario, async ({ ttl, limit, blockShare, gapsMs }) => {
+        const blockDuration = Math.round(ttl * blockShare);
+        const clock = { nowMs: 1_700_000_000_000 };
+        const storage = new ThrottlerStorageService({ store: memoryStore({ pruneIntervalMs: 0 }), now: () => clock.nowMs });
+        const reference = new ReferenceStorage(ttl, limit, blockDuration);
+        for (const gapMs of gapsMs) {
+          clock.nowMs += gapMs;
+          const expected = reference.increment(clock.nowMs);
+          const actual = await storage.increment('k', ttl, limit, blockDuration, 'default');
+          expect(actual).toMatchObject(expected);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

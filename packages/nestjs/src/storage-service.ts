@@ -52,9 +52,17 @@ const OPTION_KEYS = ['store', 'prefix', 'algorithm', 'onStoreError', 'storeTimeo
  *
  * Semantics are @nestjs/throttler's: `limit` hits per `ttl` ms in a window that starts at the
  * key's first hit; the hit that goes over the limit blocks the key for `blockDuration` ms; when the
- * block ends, the count starts again from zero. Each key holds two limits of one ratekit policy:
- * `hits` (the counter) and `block` (a gate that only ever refuses during a block). A hit over the
- * limit makes two more store calls: one that blocks the gate, one that gives the counter back.
+ * block ends, the count starts again from zero. Two layouts give them:
+ * - the usual case, a fixed window and a block at least as long as `ttl` (the default
+ *   `blockDuration` is `ttl`): one limit, `hits`, with ratekit's block (`blockDurationMs`). The hit
+ *   over the limit blocks it in the same store call, a blocked key is refused from that one
+ *   limit's state, and when the block ends the window it counted in has ended too, so the count
+ *   starts from zero: one store call per hit, always;
+ * - a shorter block (or 0), or another `algorithm`: two limits of one policy, `hits` (the counter)
+ *   and `block` (a gate that only ever refuses during a block, whose fixed window is the
+ *   `timeToExpire` every algorithm reports). The hit over the limit makes two more store calls: one
+ *   that blocks the gate, one that gives the counter back (the count must restart when a block
+ *   shorter than the window ends).
  *
  * @throws {RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`) on a bad option.
  * @example
@@ -77,6 +85,8 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
   private readonly limiterOptions: Pick<ThrottlerStorageServiceOptions, 'onStoreError' | 'storeTimeoutMs' | 'now'>;
   private readonly limiters = new Map<string, Limiter<readonly LimitOptions[]>>();
   private readonly policies = new Map<string, readonly LimitOptions[]>();
+  /** The last policy asked for, and its (limit, ttl, blockDuration): most apps have one, so its id string is not rebuilt per hit. */
+  private last: { limit: number; ttl: number; blockDuration: number; policy: readonly LimitOptions[] } | undefined;
 
   /** @param options - a ratekit store, or {@link ThrottlerStorageServiceOptions}; none: a bounded in-memory store */
   constructor(options?: RateLimitStore | ThrottlerStorageServiceOptions) {
@@ -105,6 +115,8 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
     const policy = this.policy(limit, ttl, blockDuration);
     const call = { context: policy };
     let decision = await limiter.consume(key, call);
+    // One limit (see above): its own answer is the record, the hit over the limit included.
+    if (policy.length === 1) return record(decision, limit);
     if (!decision.allowed && !decision.limits[0]!.allowed && decision.limits[1]!.allowed) {
       // Over the limit, not blocked yet: block the gate, then give the counter back, so the count
       // starts from zero when the block ends (@nestjs/throttler's reset). Refusals charge nothing,
@@ -140,16 +152,27 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
     return limiter;
   }
 
-  /** The two limits for (limit, ttl, blockDuration), the same objects each time (validated once). */
+  /** The limits for (limit, ttl, blockDuration) (see the class's layouts), the same objects each time (validated once). */
   private policy(limit: number, ttl: number, blockDuration: number): readonly LimitOptions[] {
+    const last = this.last;
+    if (last !== undefined && last.limit === limit && last.ttl === ttl && last.blockDuration === blockDuration) return last.policy;
+    this.last = { limit, ttl, blockDuration, policy: this.policyOf(limit, ttl, blockDuration) };
+    return this.last.policy;
+  }
+
+  private policyOf(limit: number, ttl: number, blockDuration: number): readonly LimitOptions[] {
     const id = `${limit}/${ttl}/${blockDuration}`;
     let policy = this.policies.get(id);
     if (policy === undefined) {
       if (this.policies.size >= MAX_CACHED_POLICIES) this.policies.clear();
-      policy = [
-        { name: 'hits', algorithm: this.algorithm, limit, windowMs: ttl },
-        { name: 'block', algorithm: 'fixed-window', limit: GATE_CAPACITY, windowMs: ttl, blockDurationMs: Math.min(Math.max(blockDuration, 0), MAX_BLOCK_DURATION_MS) },
-      ];
+      const blockDurationMs = Math.min(Math.max(blockDuration, 0), MAX_BLOCK_DURATION_MS);
+      policy =
+        this.algorithm === 'fixed-window' && blockDurationMs >= ttl
+          ? [{ name: 'hits', algorithm: 'fixed-window', limit, windowMs: ttl, blockDurationMs }]
+          : [
+              { name: 'hits', algorithm: this.algorithm, limit, windowMs: ttl },
+              { name: 'block', algorithm: 'fixed-window', limit: GATE_CAPACITY, windowMs: ttl, blockDurationMs },
+            ];
       this.policies.set(id, policy);
     }
     return policy;
@@ -166,12 +189,14 @@ export class ThrottlerStorageService implements ThrottlerStorage, OnApplicationS
 Injectable()(ThrottlerStorageService);
 
 /**
- * The record of a decision on [hits, block]. `timeToExpire` is the gate's window (a fixed window of
- * `ttl` from the key's first hit, renewed at the first hit after it ends): @nestjs/throttler's
- * `expiresAt`, whatever algorithm counts the hits.
+ * The record of a decision on [hits, block], or on [hits] alone, which is then its own gate.
+ * `timeToExpire` is the gate's window (a fixed window of `ttl` from the key's first hit, renewed at
+ * the first hit after it ends): @nestjs/throttler's `expiresAt`, whatever algorithm counts the hits;
+ * while the key is blocked, the later of that window's end and the block's.
  */
 function record(decision: Decision, limit: number): ThrottlerStorageRecord {
-  const [hits, gate] = decision.limits as [Decision['limits'][0], Decision['limits'][0]];
+  const hits = decision.limits[0]!;
+  const gate = decision.limits[decision.limits.length - 1]!;
   if (decision.allowed) return { totalHits: Math.max(0, limit - hits.remaining), timeToExpire: seconds(gate.resetMs), isBlocked: false, timeToBlockExpire: 0 };
   // Blocked; or refused with no limit refusing: the store failed and `onStoreError` is 'deny'.
   const retryAfterMs = gate.allowed ? decision.retryAfterMs : gate.retryAfterMs;

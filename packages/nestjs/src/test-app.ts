@@ -23,8 +23,8 @@ export async function startApp(module: Type<unknown>, platform: Platform): Promi
 }
 
 /** GET `url`: the status, the headers (lower-case names) and the parsed JSON body. */
-export async function get(url: string): Promise<{ status: number; headers: Record<string, string>; body: any }> {
+export async function get(url: string): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
   const response = await fetch(url);
   const text = await response.text();
-  return { status: response.status, headers: Object.fromEntries(response.headers), body: text === '' ? undefined : JSON.parse(text) };
+  return { status: response.status, headers: Object.fromEntries(response.headers), body: text === '' ? undefined : (JSON.parse(text) as unknown) };
 }
