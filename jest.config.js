@@ -4,19 +4,21 @@ module.exports = {
   testEnvironment: 'node',
   transform: {
     // NestJS code (@ratekit/nestjs's tests, examples/nestjs-*): legacy decorators with their metadata, as Nest's own builds emit them.
-    '/(packages/nestjs|examples/nestjs-[a-z-]+)/.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true } } }],
+    '/(packages/nestjs|examples/nestjs-[a-z-]+)/.+\\.ts$': [
+      '@swc/jest',
+      { jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { legacyDecorator: true, decoratorMetadata: true } } },
+    ],
     '^.+\\.(t|m?j)sx?$': ['@swc/jest'], // .mjs: d3-dsv, loaded by vega
   },
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^@ratekit/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
     // vega-canvas awaits at its top level (no CJS form); see the stub.
-    '^vega-canvas$': '<rootDir>/packages/cli/test/vega-canvas-stub.cjs' },
+    '^vega-canvas$': '<rootDir>/packages/cli/test/vega-canvas-stub.cjs',
+  },
   testMatch: ['<rootDir>/packages/*/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts', '<rootDir>/examples/*/src/**/*.test.ts'],
   // ESM-only dependencies the transform compiles: Fastify 5's inject loads cookie@2; @ratekit/cli draws
   // with vega and vega-lite, which load d3-* and a few small helpers.
-  transformIgnorePatterns: [
-    '/node_modules/(?!(\\.pnpm/[^/]+/node_modules/)?(cookie|vega[a-z-]*|d3-[a-z-]+|internmap|delaunator|robust-predicates|topojson-client|json-stringify-pretty-compact)/)',
-  ],
+  transformIgnorePatterns: ['/node_modules/(?!(\\.pnpm/[^/]+/node_modules/)?(cookie|vega[a-z-]*|d3-[a-z-]+|internmap|delaunator|robust-predicates|topojson-client|json-stringify-pretty-compact)/)'],
   testPathIgnorePatterns: ['/node_modules/', '/dist/'],
 };

@@ -99,7 +99,22 @@ export async function prepare(id, { keys, maxKeys }) {
         const remaining = LIMIT.limit - used;
         const resetMs = state[0] + LIMIT.windowMs - nowMs;
         const allowed = remaining >= 0;
-        const entry = { name: 'limit', algorithm: LIMIT.algorithm, allowed, limit: LIMIT.limit, quota: LIMIT.limit, windowMs: LIMIT.windowMs, remaining, tokensBefore: remaining + 1, tokensRefilled: 0, tokensPaid: 1, tokensAfter: remaining, resetMs, retryAfterMs: 0, nextRefillMs: resetMs };
+        const entry = {
+          name: 'limit',
+          algorithm: LIMIT.algorithm,
+          allowed,
+          limit: LIMIT.limit,
+          quota: LIMIT.limit,
+          windowMs: LIMIT.windowMs,
+          remaining,
+          tokensBefore: remaining + 1,
+          tokensRefilled: 0,
+          tokensPaid: 1,
+          tokensAfter: remaining,
+          resetMs,
+          retryAfterMs: 0,
+          nextRefillMs: resetMs,
+        };
         escaped = { allowed, limit: LIMIT.limit, remaining, resetMs, retryAfterMs: 0, delayMs: 0, cost: 1, nowMs, policy: 'limit', limits: [entry] };
         return escaped.allowed;
       };
@@ -168,9 +183,7 @@ export function render(results) {
   const rows = results.contenders.map((c) => [
     c.id === BASELINE ? '**baseline**' : c.id,
     c.what,
-    scenarios.hot.results[c.id].sanity === 'ok' && scenarios.many.results[c.id].sanity === 'ok'
-      ? 'ok'
-      : `${scenarios.hot.results[c.id].sanity}; ${scenarios.many.results[c.id].sanity}`,
+    scenarios.hot.results[c.id].sanity === 'ok' && scenarios.many.results[c.id].sanity === 'ok' ? 'ok' : `${scenarios.hot.results[c.id].sanity}; ${scenarios.many.results[c.id].sanity}`,
     ...cells(scenarios.hot, c.id),
     ...cells(scenarios.many, c.id),
   ]);

@@ -299,7 +299,7 @@ export function render(results) {
       `Limit ${config.limit.toExponential()} per hour, fixed window: never reached, every request passes and writes. ` +
       `Each app gets one request from every client, then ${config.warmupMs} ms of load as warm-up (discarded), then ${config.rounds} sandwich rounds of ${config.sliceMs} ms slices: the bare app before and after every other row, shuffled order (seed ${config.seed}).`,
     '',
-    'Latency: every response\'s time in this process (ms with a fraction), p50 and p99 per slice; added = a row\'s figure − the mean of the two bare slices around it, median [min…max] over rounds. ' +
+    "Latency: every response's time in this process (ms with a fraction), p50 and p99 per slice; added = a row's figure − the mean of the two bare slices around it, median [min…max] over rounds. " +
       'Redis CPU µs/req: INFO cpu (user + sys) delta around each slice ÷ its responses, median over slices; script calls and commands per request from INFO commandstats (all commands: those run inside scripts too). ' +
       'App CPU: every process of the app (user + sys) per response. On 2 shared cores the apps, Redis and the load generator compete for the CPU: latencies are mostly queueing, read the added figures and their range. ' +
       `Sanity: every loaded response was 200 with no errors, a probe saw X-RateLimit-Limit ${config.limit} (none on bare), and Redis holds exactly one key per client under each limiter's prefix.`,

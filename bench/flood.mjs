@@ -53,7 +53,13 @@ function rowsOf(framework, cache) {
       role: 'ours',
       default: true,
     },
-    { id: 'ratekit-redis-nocache', limiter: `${ADAPTER[framework]}, Redis, refusal cache off (store passed as \`shared: false\`)`, role: 'ours-nocache', default: true, skip: cache.supported ? undefined : `this build has no refusal cache (the core refuses \`${cache.option}\`)` },
+    {
+      id: 'ratekit-redis-nocache',
+      limiter: `${ADAPTER[framework]}, Redis, refusal cache off (store passed as \`shared: false\`)`,
+      role: 'ours-nocache',
+      default: true,
+      skip: cache.supported ? undefined : `this build has no refusal cache (the core refuses \`${cache.option}\`)`,
+    },
     { id: 'rlflex-redis', limiter: `rate-limiter-flexible RateLimiterRedis, inMemoryBlockOnConsumed ${LIMIT + 1}`, role: 'peer', default: true },
     { id: 'incumbent-redis', limiter: INCUMBENT[framework], role: 'incumbent', default: false },
   ];
@@ -285,11 +291,11 @@ export function render(results) {
       `Each server gets ${config.warmupMs} ms of flood as warm-up (discarded), then ${config.rounds} slices of ${config.sliceMs} ms (${config.floodMs} ms in all), limiters in a shuffled order per round (seed ${config.seed}). ` +
       `Refusal cache: ${config.refusalCache.detail}.`,
     '',
-    'Redis figures are INFO commandstats and INFO cpu deltas around each slice (the parent\'s INFO left out), so they belong to the flooded server and its one key. ' +
+    "Redis figures are INFO commandstats and INFO cpu deltas around each slice (the parent's INFO left out), so they belong to the flooded server and its one key. " +
       'Script calls = fcall + evalsha + eval (and _ro forms): one per round trip; commands (all) adds what the scripts run inside. ' +
       'Script calls / refusal period = script calls ÷ (flood time ÷ window), admissions included (decisions coalesced into one call count once): what the flood costs Redis, per period, for this one process. ' +
-      'srv CPU µs/response = the server process\'s CPU (user + sys) per response, median over slices (almost every response is a refusal); ' +
-      'vs memory store = per round, that ÷ the memory-store row\'s in the same round, median [min–max]. Sanity: only 200 and 429, no errors, at most the limit admitted per window, ≥ 90 % refused.',
+      "srv CPU µs/response = the server process's CPU (user + sys) per response, median over slices (almost every response is a refusal); " +
+      "vs memory store = per round, that ÷ the memory-store row's in the same round, median [min–max]. Sanity: only 200 and 429, no errors, at most the limit admitted per window, ≥ 90 % refused.",
     '',
     table,
     '',

@@ -46,18 +46,27 @@ const QUICK = { rounds: 2, sliceMs: 500, warmupMs: 1_000 };
 
 /** The part's own schedule (its slices are seconds of HTTP load, not the decision parts' 250 ms): `BENCH_HTTP_*` or the defaults. */
 export function httpSchedule(options, env = process.env) {
-  return scheduleFromEnv(
-    options.quick ? QUICK : FULL,
-    { rounds: 'BENCH_HTTP_ROUNDS', sliceMs: 'BENCH_HTTP_SLICE_MS', warmupMs: 'BENCH_HTTP_WARMUP_MS' },
-    { min: { rounds: 1, sliceMs: 100 }, env },
-  );
+  return scheduleFromEnv(options.quick ? QUICK : FULL, { rounds: 'BENCH_HTTP_ROUNDS', sliceMs: 'BENCH_HTTP_SLICE_MS', warmupMs: 'BENCH_HTTP_WARMUP_MS' }, { min: { rounds: 1, sliceMs: 100 }, env });
 }
 
 /** The packages the servers load, as resolved from bench/. */
 const PACKAGES = [
-  'express', 'fastify', 'koa', '@ratekit/express', '@ratekit/fastify', '@ratekit/koa',
-  'express-rate-limit', '@fastify/rate-limit', 'koa-ratelimit', 'rate-limiter-flexible', 'autocannon',
-  '@nestjs/core', '@nestjs/platform-express', '@nestjs/platform-fastify', '@nestjs/throttler', '@ratekit/nestjs',
+  'express',
+  'fastify',
+  'koa',
+  '@ratekit/express',
+  '@ratekit/fastify',
+  '@ratekit/koa',
+  'express-rate-limit',
+  '@fastify/rate-limit',
+  'koa-ratelimit',
+  'rate-limiter-flexible',
+  'autocannon',
+  '@nestjs/core',
+  '@nestjs/platform-express',
+  '@nestjs/platform-fastify',
+  '@nestjs/throttler',
+  '@ratekit/nestjs',
 ];
 
 function packageVersions() {
@@ -139,7 +148,13 @@ async function runFramework(fw, schedule, options, random, log) {
     let lastRound = 0;
     const onSlice = ({ round, id, slice }) => {
       if (round !== lastRound) log(`http, ${fw.name}: round ${(lastRound = round)}/${schedule.rounds}`);
-      note(id, sliceProblems(fw.rows.find((r) => r.id === id), slice));
+      note(
+        id,
+        sliceProblems(
+          fw.rows.find((r) => r.id === id),
+          slice,
+        ),
+      );
       if (id !== BARE) {
         pending = { id, slice };
         return;
@@ -262,7 +277,9 @@ export function render(results) {
     ],
     tableRows,
   );
-  const noise = Object.entries(results.frameworks).map(([name, fw]) => `${name} ${fw.noiseMicros.toFixed(1)} µs`).join(', ');
+  const noise = Object.entries(results.frameworks)
+    .map(([name, fw]) => `${name} ${fw.noiseMicros.toFixed(1)} µs`)
+    .join(', ');
   const intro = [
     '## HTTP middleware overhead (autocannon, loopback)',
     '',
@@ -270,8 +287,8 @@ export function render(results) {
       `${config.connections} connections, pipelining ${config.pipelining}; each server gets ${fmtSeconds(config.warmupMs)} of warm-up (discarded), ` +
       `then ${config.rounds} slices of ${fmtSeconds(config.sliceMs)} in sandwich rounds (bare server measured before and after every other row, shuffled order, seed ${config.seed}). ` +
       '"pass": limit 1e9 per hour (never 429); "reject": limit 1 per hour, spent by a probe, so every loaded request gets 429. ' +
-      'Every limiter runs with the options a user migrating from the incumbent keeps (the same options as the incumbent\'s row): client IP key, in-memory store, the default headers (legacy `X-RateLimit-*`, `Retry-After` on 429), the default 429 body. ' +
-      "\"ratekit mode\" (express) adds `algorithm: 'fixed-window'`, so the core limiter decides instead of the express-rate-limit counter. " +
+      "Every limiter runs with the options a user migrating from the incumbent keeps (the same options as the incumbent's row): client IP key, in-memory store, the default headers (legacy `X-RateLimit-*`, `Retry-After` on 429), the default 429 body. " +
+      '"ratekit mode" (express) adds `algorithm: \'fixed-window\'`, so the core limiter decides instead of the express-rate-limit counter. ' +
       '"no-op" = one empty middleware or hook: the floor any adapter pays for being a layer. ' +
       '"rate-limiter-flexible, minimal" = `RateLimiterMemory` in the minimal middleware its wiki shows (fastify: the same as an `onRequest` hook): key = IP, `consume`, 429 `Too Many Requests` on rejection, with the README\'s three legacy `X-RateLimit-*` headers and `Retry-After` on 429 (no options, validation or IPv6 grouping: the cheapest peer to beat). ' +
       '"floor of a drop-in" (express) = that middleware plus what express-rate-limit\'s contract adds to every response, which a drop-in must do: `req.rateLimit` with its hidden `current`, and the `Date` header; a reference row, never the peer to beat, that a row above the peer is also read against. ' +
@@ -284,8 +301,12 @@ export function render(results) {
       `Noise of a paired µs/req difference (median |difference| between the two bare slices around a row): ${noise}. ` +
       'sanity: `ok` when a probe before any load got 200 with the expected headers (a reject row: then 429 with Retry-After), and every loaded response had the expected status with no errors.',
     '',
-    `For scale, the incumbents in bench/notes/method.md §2 (another run): ratio vs bare passing ${Object.values(config.peer).map((p) => `${p.pass}× (${p.limiter})`).join(', ')}; ` +
-      `reject ÷ pass ${Object.values(config.peer).map((p) => `${p.rejectPerPass}×`).join(', ')}.`,
+    `For scale, the incumbents in bench/notes/method.md §2 (another run): ratio vs bare passing ${Object.values(config.peer)
+      .map((p) => `${p.pass}× (${p.limiter})`)
+      .join(', ')}; ` +
+      `reject ÷ pass ${Object.values(config.peer)
+        .map((p) => `${p.rejectPerPass}×`)
+        .join(', ')}.`,
   ].join('\n');
   const targets = [
     '',
@@ -295,12 +316,14 @@ export function render(results) {
     ...verdicts.map((v) => `- ${v}`),
     '',
     'Targets (issue 9): each of our rows adds no more server CPU per response (Δ µs/req) than the cheapest peer of the same scenario in this run. ' +
-      '✓: its median Δ is at most the peer\'s; ≈: above it, but its paired per-round difference (ours − that peer, each against its own bare slices) is within the noise above, ' +
+      "✓: its median Δ is at most the peer's; ≈: above it, but its paired per-round difference (ours − that peer, each against its own bare slices) is within the noise above, " +
       'so this run cannot tell the two apart (bench/icount/http.mjs counts instructions instead); ✗: above it by more than the noise.',
     '',
     ...peerVerdicts.map((v) => `- ${v}`),
   ];
-  const versions = Object.entries(config.versions ?? {}).map(([name, version]) => `${name} ${version}`).join(', ');
+  const versions = Object.entries(config.versions ?? {})
+    .map(([name, version]) => `${name} ${version}`)
+    .join(', ');
   return `${intro}\n\n${table}\n${targets.join('\n')}\n\nHTTP part: ${versions}.`;
 }
 
@@ -335,10 +358,7 @@ function againstPeers(name, fw) {
     const mark = r.delta.median <= cheapest.delta.median ? '✓' : paired.median <= fw.noiseMicros ? '≈' : '✗';
     // Above the peer: read against the floor of a drop-in too (the peer plus what the incumbent's contract adds), when the framework has one.
     const floor = mark === '✓' ? undefined : fw.rows.find((f) => f.dropInFloor === true && f.scenario === r.scenario && f.delta !== undefined);
-    const floorNote =
-      floor === undefined
-        ? ''
-        : `; ${floor.limiter} ${formatSigned(floor.delta.median)}, paired ours − it ${formatSigned(pairedDelta(r, floor).median)}`;
+    const floorNote = floor === undefined ? '' : `; ${floor.limiter} ${formatSigned(floor.delta.median)}, paired ours − it ${formatSigned(pairedDelta(r, floor).median)}`;
     lines.push(
       `${mark} ${name}, ${r.limiter}, ${r.scenario}: Δ ${formatSigned(r.delta.median)} µs/req against ${cheapest.limiter} ${formatSigned(cheapest.delta.median)}; ` +
         `paired ours − peer ${formatSigned(paired.median)} [${formatSigned(paired.min, 0)}…${formatSigned(paired.max, 0)}] against noise ${fw.noiseMicros.toFixed(1)}${floorNote}`,

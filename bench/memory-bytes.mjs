@@ -131,7 +131,15 @@ export async function run(options, log) {
   }
   return {
     config: { keys: options.memoryKeys, maxKeys: options.memoryKeys, target: TARGET },
-    contenders: chosen.map(({ id, label, what, state, reference, definition, peer }) => ({ id, label, what, state, reference: reference === true, peer: peer !== undefined, limits: definition?.limits })),
+    contenders: chosen.map(({ id, label, what, state, reference, definition, peer }) => ({
+      id,
+      label,
+      what,
+      state,
+      reference: reference === true,
+      peer: peer !== undefined,
+      limits: definition?.limits,
+    })),
     results: measured,
   };
 }

@@ -49,14 +49,14 @@ const CONTENDERS = [
   {
     id: 'floor-fixed-window',
     label: 'floor (not a limiter): the fixed-window row written inline',
-    what: 'bench/lib/floors.mjs: the same limit on the store\'s layout, returning core\'s Decision shape',
+    what: "bench/lib/floors.mjs: the same limit on the store's layout, returning core's Decision shape",
     mode: 'sync',
     floor: (maxKeys) => fixedWindowFloor(maxKeys, 'entry'),
   },
   {
     id: 'floor-policy',
     label: 'floor (not a limiter): the policy row written inline',
-    what: 'bench/lib/floors.mjs: the same two limits on the store\'s layout, returning core\'s Decision shape',
+    what: "bench/lib/floors.mjs: the same two limits on the store's layout, returning core's Decision shape",
     mode: 'sync',
     floor: policyFloor,
     policy: true,
@@ -240,13 +240,12 @@ export function render(results) {
       "spread = (max−min)/median of the contender's own slice rates. " +
       `Limit ${config.limit.toExponential()} (never reached), window 1 h (sliding log: ${config.slidingLogWindowMs} ms, see bench/notes/decisions.md); memoryStore({ maxKeys: ${config.maxKeys} }). ` +
       `Target (issue): ratio ≥ ${config.target.min}× on both key counts, aim ${config.target.aim}×; ✓/✗ is judged on the median ratio. ` +
-      'CPU-time ratio = the same ratio computed on decisions per second of the process\'s own CPU time (user + system): a cross-check that other processes on the machine did not skew a ratio.',
+      "CPU-time ratio = the same ratio computed on decisions per second of the process's own CPU time (user + system): a cross-check that other processes on the machine did not skew a ratio.",
     '',
-    'The incumbents run in the same schedule (their own processes, the same baseline slices): each one\'s store as its middleware calls it (see bench/notes/decisions.md). ' +
+    "The incumbents run in the same schedule (their own processes, the same baseline slices): each one's store as its middleware calls it (see bench/notes/decisions.md). " +
       `Issue 9 (÷ columns): our median ratio ÷ express-rate-limit's MemoryStore (every row ≥ ${PEER_TARGET.express}×) and ÷ @fastify/rate-limit's LocalStore (single limits ≥ ${PEER_TARGET.fastify}×), same run, same key count. ` +
-      'The floor rows are not limiters: the fixed-window row\'s limit and the policy row\'s two limits written inline on the memory store\'s layout, each returning core\'s `Decision` with its entries (bench/lib/floors.mjs); their ÷ columns say how far any code with this layout and answer can go. ' +
+      "The floor rows are not limiters: the fixed-window row's limit and the policy row's two limits written inline on the memory store's layout, each returning core's `Decision` with its entries (bench/lib/floors.mjs); their ÷ columns say how far any code with this layout and answer can go. " +
       `The "${SUBSCRIBED}, ratekit:decision subscribed" row is the ${SUBSCRIBED} row with one no-op node:diagnostics_channel subscriber: what observing every decision costs; every other ratekit row runs with none.`,
   ].join('\n');
   return `${intro}\n\n${table}`;
 }
-

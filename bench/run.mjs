@@ -76,7 +76,9 @@ async function renderDocument(document) {
     '\n## Versions\n',
     `- node ${env.node} (V8 ${env.v8}), ${env.platform}`,
     `- CPU: ${env.cpus} (load average at start: ${env.loadAverage.join(' ')}, at end: ${env.loadAverageAtEnd.join(' ')})`,
-    `- ${Object.entries(document.versions).map(([name, version]) => `${name} ${version}`).join(', ')}`,
+    `- ${Object.entries(document.versions)
+      .map(([name, version]) => `${name} ${version}`)
+      .join(', ')}`,
   ];
   return `${sections.join('\n')}\n`;
 }

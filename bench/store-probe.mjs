@@ -25,7 +25,9 @@ const prefix = `ratekit-probe:${variant}:`;
 const { decide } = await buildVariant(variant, clientId, client, prefix);
 for (let j = 0; j < 20000; j++) await decide(keys[j % K]);
 const before = await readCounters(admin);
-let i = 0, done = 0, latSum = 0;
+let i = 0,
+  done = 0,
+  latSum = 0;
 const c0 = process.cpuUsage();
 const t0 = performance.now();
 const until = t0 + 3000;
@@ -35,7 +37,13 @@ await new Promise((resolve) => {
     while (inFlight < FLIGHT && performance.now() < until) {
       inFlight++;
       const s = performance.now();
-      decide(keys[i]).then(() => { latSum += performance.now() - s; inFlight--; done++; next(); if (inFlight === 0) resolve(); });
+      decide(keys[i]).then(() => {
+        latSum += performance.now() - s;
+        inFlight--;
+        done++;
+        next();
+        if (inFlight === 0) resolve();
+      });
       if (++i === K) i = 0;
     }
     if (inFlight === 0) resolve();
@@ -45,7 +53,21 @@ await new Promise((resolve) => {
 const el = performance.now() - t0;
 const cpu = process.cpuUsage(c0);
 const { cpuUs: serverUs, reads } = counterDelta(before, await readCounters(admin));
-console.log(variant.padEnd(12), 'per s', (done / el * 1000).toFixed(0), 'cpu µs/dec', ((cpu.user + cpu.system) / done).toFixed(1), 'busy', ((cpu.user + cpu.system) / 1000 / el * 100).toFixed(0) + '%', 'lat ms', (latSum / done).toFixed(3), 'server µs/dec', (serverUs / done).toFixed(1), 'decisions/server read', (done / reads).toFixed(1));
+console.log(
+  variant.padEnd(12),
+  'per s',
+  ((done / el) * 1000).toFixed(0),
+  'cpu µs/dec',
+  ((cpu.user + cpu.system) / done).toFixed(1),
+  'busy',
+  (((cpu.user + cpu.system) / 1000 / el) * 100).toFixed(0) + '%',
+  'lat ms',
+  (latSum / done).toFixed(3),
+  'server µs/dec',
+  (serverUs / done).toFixed(1),
+  'decisions/server read',
+  (done / reads).toFixed(1),
+);
 // Leaves nothing behind on the server: deleted over the admin connection (ioredis), whichever client was measured.
 for await (const batch of admin.scanStream({ match: `${prefix}*`, count: 1_000 })) {
   if (batch.length > 0) await admin.del(batch);

@@ -78,9 +78,7 @@ export function chooseContenders(selectors) {
     const variants = VARIANTS.filter(
       (v) =>
         (v.clients === undefined || v.clients.includes(client.id)) &&
-        (v.reference ||
-        pairs.includes(`${client.id}/${v.id}`) ||
-        (clients.includes(client) && (wantedVariants.length === 0 ? v.default : wantedVariants.includes(v.id)))),
+        (v.reference || pairs.includes(`${client.id}/${v.id}`) || (clients.includes(client) && (wantedVariants.length === 0 ? v.default : wantedVariants.includes(v.id)))),
     );
     if (variants.length > 1) chosen.push({ client, variants });
   }
@@ -444,12 +442,7 @@ export function render(results) {
     costRows,
   );
   const clients = renderTable(
-    [
-      { title: 'client' },
-      { title: 'contender' },
-      { title: '1 key: ops/s vs node-redis, same contender', align: 'right' },
-      { title: `${many.title}: ops/s vs node-redis`, align: 'right' },
-    ],
+    [{ title: 'client' }, { title: 'contender' }, { title: '1 key: ops/s vs node-redis, same contender', align: 'right' }, { title: `${many.title}: ops/s vs node-redis`, align: 'right' }],
     clientRows,
   );
   const coalescing = renderCoalescing(results);
@@ -474,7 +467,7 @@ export function render(results) {
     '',
     'Client CPU: the contender process (user + sys) per decision, median over slices. Redis CPU: INFO cpu of the server per decision over the measured slices. ' +
       'Script µs / call: commandstats usec of evalsha+eval+fcall per call (time inside the script, its redis.call()s included). ' +
-      'Decisions / Redis socket read: INFO stats total_reads_processed over the measured slices. Redis reads at most 16 KB of one client\'s requests at a time and answers them before it reads on, ' +
+      "Decisions / Redis socket read: INFO stats total_reads_processed over the measured slices. Redis reads at most 16 KB of one client's requests at a time and answers them before it reads on, " +
       `so ${config.inFlight} requests of more than about ${Math.floor(16_384 / config.inFlight)} bytes reach it in two reads, and the client works on the first replies while Redis runs the rest: ` +
       'about half the in-flight count here means that overlap, which the closed loop of this harness rewards (bench/notes/redis-floors.md, "Fixed window on node-redis"). ' +
       'On 2 cores, client and server compete for the same CPUs, so both costs bound the throughput.',
@@ -546,7 +539,7 @@ function renderCoalescing(results) {
   return [
     '### Coalescing (issue 26)',
     '',
-    'The store coalesces the decisions asked in one iteration of the event loop into one call (FCALL of the batch function): the first at once, the others at its setImmediate; the harness\'s 50 lanes ask their next decisions in the iteration their replies arrive, so they go in batches. ' +
+    "The store coalesces the decisions asked in one iteration of the event loop into one call (FCALL of the batch function): the first at once, the others at its setImmediate; the harness's 50 lanes ask their next decisions in the iteration their replies arrive, so they go in batches. " +
       '"off" is the same store with `coalesce: false` (one call per decision, the store before coalescing), where it runs. ops/s: median over slices; ÷ rate-limiter-flexible: ratio of those medians (same client, same key count). ' +
       'Redis CPU: INFO cpu (user + sys) of the server over the measured slices, per decision. Lone decision: one decision at a time (nothing else in flight), alternating decision by decision with the same store with coalescing off on the same connection (its own keys, touched first); ' +
       'median latency per slice, median over rounds; the ratio is the median over rounds of on ÷ off.',

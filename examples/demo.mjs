@@ -25,7 +25,10 @@ const ENV = { nestjs: { NEST_PLATFORM: 'express' }, 'nestjs-fastify': { NEST_PLA
  * @ratekit/nestjs, sends `X-RateLimit-*` on the requests it lets through, none on a refusal.
  */
 const EXPECTED_HEADERS = { refusal: ['retry-after', 'ratelimit', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'], allowed: [] };
-const NEST_EXPECTED_HEADERS = { refusal: ['retry-after', 'ratelimit', 'ratelimit-policy'], allowed: ['ratelimit', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'] };
+const NEST_EXPECTED_HEADERS = {
+  refusal: ['retry-after', 'ratelimit', 'ratelimit-policy'],
+  allowed: ['ratelimit', 'ratelimit-policy', 'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'],
+};
 const expectedHeadersOf = (framework) => (framework.startsWith('nestjs') ? NEST_EXPECTED_HEADERS : EXPECTED_HEADERS);
 const exampleDir = (framework) => fileURLToPath(new URL(`./${FRAMEWORKS[framework]}/`, import.meta.url));
 const serverOf = (framework) => `${exampleDir(framework)}${BUILT[FRAMEWORKS[framework]]?.server ?? 'src/server.js'}`;
@@ -80,7 +83,9 @@ async function main() {
 async function demo(framework) {
   build(framework);
   const server = await startServer(framework);
-  const env = Object.entries(ENV[framework] ?? {}).map(([name, value]) => `, ${name}=${value}`).join('');
+  const env = Object.entries(ENV[framework] ?? {})
+    .map(([name, value]) => `, ${name}=${value}`)
+    .join('');
   console.log(`ratekit demo: examples/${FRAMEWORKS[framework]} on http://127.0.0.1:${server.port} (server pid ${server.child.pid}${env})\n`);
   try {
     const results = await Promise.all(PLAN.map((route) => drive(server.port, route)));
@@ -213,7 +218,10 @@ function report(results, expectedHeaders) {
   }
 
   const ok = results.map((r) => r.sample200).find(Boolean);
-  const refusal = results.map((r) => r.sample429).reverse().find(Boolean);
+  const refusal = results
+    .map((r) => r.sample429)
+    .reverse()
+    .find(Boolean);
   if (ok) {
     printResponse('a 200', ok);
     for (const name of expectedHeaders.allowed) if (ok.headers[name] === undefined) problems.push(`the 200 has no ${name} header`);
@@ -230,7 +238,9 @@ function report(results, expectedHeaders) {
     console.error(`demo FAILED:\n  ${problems.join('\n  ')}`);
     return 1;
   }
-  console.log(`demo passed: both routes answered 429 once over their limits; the 429 had ${expectedHeaders.refusal.join(', ')}${expectedHeaders.allowed.length > 0 ? `, the 200 ${expectedHeaders.allowed.join(', ')}` : ''}.\n`);
+  console.log(
+    `demo passed: both routes answered 429 once over their limits; the 429 had ${expectedHeaders.refusal.join(', ')}${expectedHeaders.allowed.length > 0 ? `, the 200 ${expectedHeaders.allowed.join(', ')}` : ''}.\n`,
+  );
   return 0;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `pnpm test`: everything CI checks, in order. Stops at the first failure.
 //   0. make sure the server binaries the store tests start are on the machine (memcached)
-//   1. type-check the whole workspace (strict TypeScript), then lint it (ESLint, type-aware rules)
+//   1. type-check the whole workspace (strict TypeScript), then lint it (ESLint, type-aware rules) and
+//      check its formatting (Prettier)
 //   2. jest: unit, property, integration and store tests (test/setup starts the servers it needs)
 //   3. build every package (ESM + CJS + types) and check the packaging with publint and attw; then
 //      the packed types as an app compiles them (scripts/type-tests.mjs)
@@ -14,6 +15,7 @@ const steps = [
   ['services', 'bash', ['scripts/ensure-memcached.sh']],
   ['typecheck', 'tsc', ['-p', 'tsconfig.json', '--noEmit']],
   ['lint', 'eslint', ['.']],
+  ['format', 'prettier', ['--check', '.']],
   ['jest', 'jest', ['--ci', ...process.argv.slice(2)]],
   ['build', 'pnpm', ['build']],
   ['package checks', 'pnpm', ['check:packages']],

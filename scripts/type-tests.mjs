@@ -59,7 +59,10 @@ try {
   mkdirSync(probes);
   for (const adapter of adapters) cpSync(join(root, 'packages', adapter, 'type-tests'), join(probes, adapter), { recursive: true });
   writeFileSync(join(probes, 'package.json'), '{ "private": true }\n');
-  for (const [name, module, resolution] of [['node16', 'node16', 'node16'], ['bundler', 'preserve', 'bundler']]) {
+  for (const [name, module, resolution] of [
+    ['node16', 'node16', 'node16'],
+    ['bundler', 'preserve', 'bundler'],
+  ]) {
     writeTsconfig(join(probes, `tsconfig.${name}.json`), module, resolution, ['**/*.cts', '**/*.mts']);
     if (!control) failed += step(`probes (${name})`, process.execPath, [join(work, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${name}.json`], probes);
   }
@@ -79,7 +82,12 @@ try {
     writeFileSync(join(dir, 'index.tst.ts'), upstream);
     writeTsconfig(join(dir, 'tsconfig.json'), module, resolution, ['index.tst.ts']);
     writeFileSync(join(dir, 'tstyche.json'), '{ "testFileMatch": ["index.tst.ts"] }\n');
-    failed += step(`@fastify/rate-limit ${FASTIFY_RATE_LIMIT} types/index.tst.ts against ${subject}, tstyche (${name})`, process.execPath, [join(work, 'node_modules/tstyche/dist/bin.js'), '--config', 'tstyche.json'], dir);
+    failed += step(
+      `@fastify/rate-limit ${FASTIFY_RATE_LIMIT} types/index.tst.ts against ${subject}, tstyche (${name})`,
+      process.execPath,
+      [join(work, 'node_modules/tstyche/dist/bin.js'), '--config', 'tstyche.json'],
+      dir,
+    );
   }
 } finally {
   if (keep) console.log(`kept ${work}`);

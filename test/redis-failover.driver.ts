@@ -158,7 +158,13 @@ async function run(message: StartMessage): Promise<void> {
   stalls.stop();
   // A client whose close never settles is reported, not waited for.
   debug('closing');
-  const closed = await Promise.race([connection.close().then(() => true, () => true), sleep(2_000).then(() => false)]);
+  const closed = await Promise.race([
+    connection.close().then(
+      () => true,
+      () => true,
+    ),
+    sleep(2_000).then(() => false),
+  ]);
   process.send?.({ type: 'done', crashes, clientErrors: errors.count, closed, failures: [...failures] }, () => process.exit(0));
 }
 

@@ -33,4 +33,3 @@ export const ADMITTED = 1;
 export const REFUSED = 2;
 export const DENIED_BY_POLICY = 3;
 export const ALLOWED_BY_POLICY = 4;
-

@@ -285,9 +285,7 @@ function assertFailover(result: () => RunResult, overAdmission: { kind: 'lost-wr
   });
 
   const bound =
-    overAdmission.kind === 'lost-writes'
-      ? `limit + the admissions the old master acknowledged in its last ${LAG_MS} ms or had in flight when it died`
-      : '2 × limit (the restart lost every count)';
+    overAdmission.kind === 'lost-writes' ? `limit + the admissions the old master acknowledged in its last ${LAG_MS} ms or had in flight when it died` : '2 × limit (the restart lost every count)';
   if (overAdmission.kind === 'lost-writes')
     it(`the promotion lost writes (the replica was cut off ${INDUCED_LAG_MS} ms before the kill), so the bound below is put to the test`, () => {
       expect(lostWrites(result()).total).toBeGreaterThan(0);
@@ -311,10 +309,7 @@ function assertFailover(result: () => RunResult, overAdmission: { kind: 'lost-wr
 function overAdmissionBound(result: RunResult, key: number, overAdmission: { kind: 'lost-writes' } | { kind: 'all-lost' }): number {
   if (overAdmission.kind === 'all-lost') return LIMIT;
   const { killedAt } = result.outage;
-  return result.drivers.reduce(
-    (sum, run) => sum + run.samples.filter((s) => s[KEY] === key && s[ORIGIN] === ADMITTED && s[STARTED] < killedAt && endOf(s) >= killedAt - LAG_MS).length,
-    0,
-  );
+  return result.drivers.reduce((sum, run) => sum + run.samples.filter((s) => s[KEY] === key && s[ORIGIN] === ADMITTED && s[STARTED] < killedAt && endOf(s) >= killedAt - LAG_MS).length, 0);
 }
 
 /** What the failover lost, per key: admissions acknowledged before the kill that the replacement did not have (from the first count it reported). */

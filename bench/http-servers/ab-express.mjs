@@ -13,12 +13,24 @@ serveHttp((arg) => {
   if (a === 'rlflex') {
     const { limiter, headers } = flexibleLimiter(limitOf(b));
     app.use((req, res, next) => {
-      limiter.consume(req.ip).then((r) => { res.set(headers(r, false)); next(); }).catch((r) => { if (r instanceof Error) return next(r); res.set(headers(r, true)); res.status(429).send(TOO_MANY); });
+      limiter
+        .consume(req.ip)
+        .then((r) => {
+          res.set(headers(r, false));
+          next();
+        })
+        .catch((r) => {
+          if (r instanceof Error) return next(r);
+          res.set(headers(r, true));
+          res.status(429).send(TOO_MANY);
+        });
     });
   } else if (a !== 'bare') {
     const limit = limitOf(c);
     app.use((a === 'old' ? oldRateLimit : newRateLimit)(b === 'core' ? { windowMs: WINDOW_MS, limit, algorithm: 'fixed-window' } : { windowMs: WINDOW_MS, limit }));
   }
-  app.get('/', (_req, res) => { res.send(HELLO); });
+  app.get('/', (_req, res) => {
+    res.send(HELLO);
+  });
   return listenNode(app);
 });

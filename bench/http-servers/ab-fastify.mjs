@@ -13,11 +13,19 @@ serveHttp(async (arg) => {
   const [a, b, c] = arg.split('-');
   if (a === 'rlflex') {
     const { limiter, headers } = flexibleLimiter(limitOf(b));
-    await app.register(fp(async (fastify) => {
-      fastify.addHook('onRequest', async (request, reply) => {
-        try { reply.headers(headers(await limiter.consume(request.ip), false)); } catch (r) { if (r instanceof Error) throw r; reply.headers(headers(r, true)); return reply.code(429).send(TOO_MANY); }
-      });
-    }));
+    await app.register(
+      fp(async (fastify) => {
+        fastify.addHook('onRequest', async (request, reply) => {
+          try {
+            reply.headers(headers(await limiter.consume(request.ip), false));
+          } catch (r) {
+            if (r instanceof Error) throw r;
+            reply.headers(headers(r, true));
+            return reply.code(429).send(TOO_MANY);
+          }
+        });
+      }),
+    );
   } else if (a !== 'bare') {
     const opts = { max: limitOf(c), timeWindow: WINDOW_MS };
     if (b === 'core') opts.algorithm = 'fixed-window';

@@ -14,7 +14,15 @@ serveHttp((arg) => {
   if (a === 'rlflex') {
     const { limiter, headers } = flexibleLimiter(limitOf(b));
     app.use(async (ctx, next) => {
-      try { ctx.set(headers(await limiter.consume(ctx.ip), false)); } catch (r) { if (r instanceof Error) throw r; ctx.set(headers(r, true)); ctx.status = 429; ctx.body = TOO_MANY; return; }
+      try {
+        ctx.set(headers(await limiter.consume(ctx.ip), false));
+      } catch (r) {
+        if (r instanceof Error) throw r;
+        ctx.set(headers(r, true));
+        ctx.status = 429;
+        ctx.body = TOO_MANY;
+        return;
+      }
       await next();
     });
   } else if (a !== 'bare') {
@@ -23,6 +31,8 @@ serveHttp((arg) => {
     if (b === 'core') opts.algorithm = 'fixed-window';
     app.use(m.ratelimit(opts));
   }
-  app.use((ctx) => { ctx.body = HELLO; });
+  app.use((ctx) => {
+    ctx.body = HELLO;
+  });
   return listenNode(app.callback());
 });

@@ -48,5 +48,11 @@ serveHttp(async (limiter) => {
     res.send(HELLO);
   });
   const server = await listenNode(app);
-  return { port: server.port, close: async () => { await server.close(); await s.close(); } };
+  return {
+    port: server.port,
+    close: async () => {
+      await server.close();
+      await s.close();
+    },
+  };
 });

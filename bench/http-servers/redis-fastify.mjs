@@ -44,5 +44,11 @@ serveHttp(async (limiter) => {
   }
   app.get('/', async () => HELLO);
   await app.listen({ port: 0, host: HOST });
-  return { port: app.server.address().port, close: async () => { await app.close(); await s.close(); } };
+  return {
+    port: app.server.address().port,
+    close: async () => {
+      await app.close();
+      await s.close();
+    },
+  };
 });

@@ -44,5 +44,11 @@ serveHttp(async (limiter) => {
     ctx.body = HELLO;
   });
   const server = await listenNode(app.callback());
-  return { port: server.port, close: async () => { await server.close(); await s.close(); } };
+  return {
+    port: server.port,
+    close: async () => {
+      await server.close();
+      await s.close();
+    },
+  };
 });

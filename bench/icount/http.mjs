@@ -86,7 +86,13 @@ function send(port, count) {
  */
 function dumped() {
   execFileSync('callgrind_control', ['-d', String(child.pid)], { stdio: 'ignore' });
-  const file = join(outDir, readdirSync(outDir).filter((f) => /^out\.\d+\.\d+$/.test(f)).sort((a, b) => Number(a.split('.').at(-1)) - Number(b.split('.').at(-1))).at(-1));
+  const file = join(
+    outDir,
+    readdirSync(outDir)
+      .filter((f) => /^out\.\d+\.\d+$/.test(f))
+      .sort((a, b) => Number(a.split('.').at(-1)) - Number(b.split('.').at(-1)))
+      .at(-1),
+  );
   const annotated = execFileSync('callgrind_annotate', ['--inclusive=yes', file], { encoding: 'utf8', maxBuffer: 1 << 28 });
   const count = (pattern) => Number((pattern.exec(annotated)?.[1] ?? '0').replaceAll(',', ''));
   const all = count(/^\s*([\d,]+) \(100\.0%\)\s+PROGRAM TOTALS/m);

@@ -59,7 +59,11 @@ try {
     const m = s.length >> 1;
     return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
   };
-  console.log(`${fw}: ${requests} requests per slice, ${rounds} rounds, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `${fw}: ${requests} requests per slice, ${rounds} rounds, load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   console.log(`bare: ${median(bares).toFixed(1)} µs/response`);
   for (const v of variants) {
     const d = deltas.get(v);

@@ -37,7 +37,15 @@ function framework(name, limiters) {
     row(name, 'minimal', { limiter: 'minimal limiter (floor)', script: `${name}-bare`, arg: 'minimal', expect: 'pass', reference: true }),
     // The same refusing every request (limit 1) the framework's own way (Fastify: through its error handling, as the
     // adapters must): the floor of a refusal, read beside the minimal pass.
-    row(name, 'minimal-reject', { limiter: 'minimal limiter (floor), refusing', scenario: 'reject', script: `${name}-bare`, arg: 'minimal-reject', expect: 'reject', reference: true, passId: 'minimal' }),
+    row(name, 'minimal-reject', {
+      limiter: 'minimal limiter (floor), refusing',
+      scenario: 'reject',
+      script: `${name}-bare`,
+      arg: 'minimal-reject',
+      expect: 'reject',
+      reference: true,
+      passId: 'minimal',
+    }),
   ];
   for (const [prefix, label, script, argPrefix, ours, dropInFloor = false] of limiters) {
     const kind = { ours, reference: dropInFloor, dropInFloor };
@@ -87,9 +95,7 @@ export const FRAMEWORKS = [
 export function selectRows(variants) {
   const out = [];
   for (const fw of FRAMEWORKS) {
-    const chosen = fw.rows.filter(
-      (r) => r.id === BARE || variants === undefined || variants.includes(fw.name) || variants.includes(r.id) || variants.includes(`${fw.name}/${r.id}`),
-    );
+    const chosen = fw.rows.filter((r) => r.id === BARE || variants === undefined || variants.includes(fw.name) || variants.includes(r.id) || variants.includes(`${fw.name}/${r.id}`));
     if (chosen.length > 1) out.push({ name: fw.name, rows: chosen });
   }
   return out;

@@ -89,7 +89,13 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env) {
     quick: values.quick,
     help: values.help,
     parts: parseParts(values.only),
-    variants: values.variants === undefined ? undefined : values.variants.split(',').map((s) => s.trim()).filter(Boolean),
+    variants:
+      values.variants === undefined
+        ? undefined
+        : values.variants
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
     seed: values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : toInteger('--seed', values.seed, 0),
     cpuProfDir: values['cpu-prof'],
     from: values.from,
@@ -104,7 +110,11 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env) {
 
 function parseParts(only) {
   if (only === undefined) return DEFAULT_PARTS;
-  const parts = only.split(',').map((s) => s.trim()).filter(Boolean).map((p) => PART_ALIASES[p] ?? p);
+  const parts = only
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((p) => PART_ALIASES[p] ?? p);
   for (const part of parts) {
     if (!(part in PARTS)) throw new Error(`Expected --only to name parts among ${Object.keys(PARTS).join(', ')}, got ${JSON.stringify(part)}`);
   }

@@ -172,9 +172,7 @@ export async function buildVariant(variantId, clientId, client, prefix) {
   if (variant.reference) {
     const sha = nodeRedis ? await client.scriptLoad(TRIVIAL_SCRIPT) : await client.script('LOAD', TRIVIAL_SCRIPT);
     const admitted = (count) => Number(count) >= 1;
-    return nodeRedis
-      ? { decide: (key) => client.evalSha(sha, { keys: [prefix + key], arguments: [] }).then(admitted) }
-      : { decide: (key) => client.evalsha(sha, 1, prefix + key).then(admitted) };
+    return nodeRedis ? { decide: (key) => client.evalSha(sha, { keys: [prefix + key], arguments: [] }).then(admitted) } : { decide: (key) => client.evalsha(sha, 1, prefix + key).then(admitted) };
   }
   if (variant.id === 'rlr') {
     const { RedisStore } = await import('rate-limit-redis');
@@ -187,8 +185,7 @@ export async function buildVariant(variantId, clientId, client, prefix) {
     const RedisStore = require('@fastify/rate-limit/store/RedisStore.js');
     const store = new RedisStore(false, false, client, prefix);
     return {
-      decide: (key) =>
-        new Promise((resolve, reject) => store.incr(key, (error, r) => (error ? reject(error) : resolve(r.current <= LIMIT)), HOUR_MS, LIMIT)),
+      decide: (key) => new Promise((resolve, reject) => store.incr(key, (error, r) => (error ? reject(error) : resolve(r.current <= LIMIT)), HOUR_MS, LIMIT)),
     };
   }
   if (variant.id === 'koa-redis') {

@@ -129,9 +129,7 @@ export async function adminClient(url) {
  */
 export async function readCounters(admin) {
   // Redis 7 takes several sections at once; older servers one.
-  const text = await admin
-    .info('commandstats', 'cpu', 'stats')
-    .catch(async () => `${await admin.info('commandstats')}\n${await admin.info('cpu')}\n${await admin.info('stats')}`);
+  const text = await admin.info('commandstats', 'cpu', 'stats').catch(async () => `${await admin.info('commandstats')}\n${await admin.info('cpu')}\n${await admin.info('stats')}`);
   const commands = {};
   for (const match of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
     commands[match[1]] = { calls: Number(match[2]), usec: Number(match[3]) };

@@ -118,7 +118,15 @@ serveParent(async (message) => {
       for (let i = 0; performance.now() < end; i++) {
         const key = keys[cursor];
         if (++cursor === keys.length) cursor = 0;
-        for (const [run, into] of i % 2 === 0 ? [[decide, mine], [twin, theirs]] : [[twin, theirs], [decide, mine]]) {
+        for (const [run, into] of i % 2 === 0
+          ? [
+              [decide, mine],
+              [twin, theirs],
+            ]
+          : [
+              [twin, theirs],
+              [decide, mine],
+            ]) {
           const start = performance.now();
           if (!(await run(key))) refusedTotal++;
           into.push((performance.now() - start) * 1_000);

@@ -27,9 +27,7 @@ export async function runThroughputScenario({ partModule, contenders, baseline, 
   const children = new Map();
   try {
     for (const c of contenders) {
-      const execArgv = options.cpuProfDir
-        ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=${logPrefix}-${scenario.id}-${c.id}.cpuprofile`]
-        : childFlags();
+      const execArgv = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=${logPrefix}-${scenario.id}-${c.id}.cpuprofile`] : childFlags();
       children.set(c.id, startChild(WORKER, { args: [partModule], execArgv, label: `${c.id} (${scenario.title})` }));
     }
     // Warm up one process at a time, so no warm-up competes for the cores.

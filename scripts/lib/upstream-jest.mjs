@@ -19,11 +19,12 @@ export function runJest({ repoDir, work, config, testRoot, filter, keep, jestBin
   const configPath = join(work, 'jest.config.json');
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   const resultsPath = join(work, 'results.json');
-  const run = spawnSync(
-    process.execPath,
-    [jestBin, '--config', configPath, '-w', '1', ...extraArgs, '--json', '--outputFile', resultsPath, ...(filter === undefined ? [] : [filter])],
-    { cwd: config.rootDir, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'], timeout: timeoutMs },
-  );
+  const run = spawnSync(process.execPath, [jestBin, '--config', configPath, '-w', '1', ...extraArgs, '--json', '--outputFile', resultsPath, ...(filter === undefined ? [] : [filter])], {
+    cwd: config.rootDir,
+    encoding: 'utf8',
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: timeoutMs,
+  });
   if (!existsSync(resultsPath)) fail(`jest produced no results:\n${run.stderr}`);
   const report = JSON.parse(readFileSync(resultsPath, 'utf8'));
   if (!keep) rmSync(work, { recursive: true, force: true });
@@ -97,5 +98,11 @@ function reasonOf(entry) {
 /** The first non-blank line of a jest message, without its colours, at most 240 characters. */
 function firstLine(text) {
   if (typeof text !== 'string') return '';
-  return (stripVTControlCharacters(text).split('\n').find((line) => line.trim() !== '') ?? '').trim().slice(0, 240);
+  return (
+    stripVTControlCharacters(text)
+      .split('\n')
+      .find((line) => line.trim() !== '') ?? ''
+  )
+    .trim()
+    .slice(0, 240);
 }

@@ -47,7 +47,9 @@ describeWithService(redisService, 'express-redis example', (server) => {
       const apps = [createApp({ client: await connect(), prefix, name: 'A' }), createApp({ client: await connect(), prefix, name: 'B' })];
       const allowed = { A: 0, B: 0 };
       for (let i = 0; i < 20; i++) {
-        const response = await request(apps[i % 2]!).get('/api/hello').set('X-Api-Key', 'carol');
+        const response = await request(apps[i % 2]!)
+          .get('/api/hello')
+          .set('X-Api-Key', 'carol');
         expect(response.headers['x-served-by']).toBe(i % 2 === 0 ? 'A' : 'B');
         if (response.status === 200) allowed[i % 2 === 0 ? 'A' : 'B']++;
         else expect(response.status).toBe(429);
@@ -58,7 +60,13 @@ describeWithService(redisService, 'express-redis example', (server) => {
     it('share it under concurrency too: 60 concurrent requests → exactly 10 allowed', async () => {
       const prefix = freshNamespace('example');
       const apps = [createApp({ client: await connect(), prefix }), createApp({ client: await connect(), prefix })];
-      const responses = await Promise.all(Array.from({ length: 60 }, (_, i) => request(apps[i % 2]!).get('/api/hello').set('X-Api-Key', 'dave')));
+      const responses = await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          request(apps[i % 2]!)
+            .get('/api/hello')
+            .set('X-Api-Key', 'dave'),
+        ),
+      );
       expect(responses.filter((r) => r.status === 200)).toHaveLength(10);
       expect(responses.filter((r) => r.status === 429)).toHaveLength(50);
     });

@@ -26,7 +26,14 @@ describe('koa-api example', () => {
   describe('POST /items (write policy: 5 per 10 seconds)', () => {
     it('admits 5 writes, then refuses with the JSON message, without touching the read budget', async () => {
       const server = createApp({ now: () => T0, store: memoryStore() }).callback();
-      for (let i = 0; i < 5; i++) expect((await request(server).post('/items').send({ name: `n${i}` })).status).toBe(201);
+      for (let i = 0; i < 5; i++)
+        expect(
+          (
+            await request(server)
+              .post('/items')
+              .send({ name: `n${i}` })
+          ).status,
+        ).toBe(201);
       const refused = await request(server).post('/items').send({ name: 'one too many' });
       expect(refused.status).toBe(429);
       expect(refused.body).toEqual({ error: 'Too many writes, please slow down.' });

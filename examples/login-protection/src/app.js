@@ -27,12 +27,18 @@ const BLOCKED = Object.freeze({ error: 'Too many failed login attempts. Try agai
  * budget per spelling. Length-capped so a huge body cannot make a huge key.
  */
 export function usernameKey(username) {
-  return String(username ?? '').normalize('NFKC').trim().toLowerCase().slice(0, 256);
+  return String(username ?? '')
+    .normalize('NFKC')
+    .trim()
+    .toLowerCase()
+    .slice(0, 256);
 }
 
 /** A demo password check. Use a real password hash (argon2, bcrypt, scrypt) in production. */
 function digest(password) {
-  return createHash('sha256').update(String(password ?? '')).digest();
+  return createHash('sha256')
+    .update(String(password ?? ''))
+    .digest();
 }
 
 /**

@@ -10,8 +10,7 @@ const PASSWORD = 'correct horse battery staple';
 function setup() {
   let now = T0;
   const app = createApp({ now: () => now, trustProxy: true, store: memoryStore({ pruneIntervalMs: 0 }) });
-  const login = (username: string, password: string, ip = '203.0.113.7') =>
-    request(app).post('/login').set('X-Forwarded-For', ip).send({ username, password });
+  const login = (username: string, password: string, ip = '203.0.113.7') => request(app).post('/login').set('X-Forwarded-For', ip).send({ username, password });
   return { login, at: (ms: number) => (now = T0 + ms) };
 }
 

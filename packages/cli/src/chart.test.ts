@@ -9,8 +9,20 @@ describe('chart data', () => {
     const { points, spanMs } = chartData(traffic, runs, 500);
     expect(spanMs).toBe(2000);
     const series = (name: string) => points.filter((p) => p.series === name).map((p) => [p.t, p.requests]);
-    expect(series('offered')).toEqual([[0, 1], [500, 3], [1000, 3], [1500, 0], [2000, 0]]);
-    expect(series('admitted')).toEqual([[0, 1], [500, 2], [1000, 3], [1500, 0], [2000, 0]]);
+    expect(series('offered')).toEqual([
+      [0, 1],
+      [500, 3],
+      [1000, 3],
+      [1500, 0],
+      [2000, 0],
+    ]);
+    expect(series('admitted')).toEqual([
+      [0, 1],
+      [500, 2],
+      [1000, 3],
+      [1500, 0],
+      [2000, 0],
+    ]);
   });
 
   test("delay's held requests count when they pass, and the chart stretches to the last pass", () => {

@@ -59,7 +59,10 @@ export function chartData(traffic: Traffic, runs: readonly AlgorithmRun[], binMs
       offered[Math.min(bins - 1, Math.floor((outcome.event.t - traffic.startMs) / binMs))]!++;
       if (outcome.allowed) admitted[Math.min(bins - 1, Math.floor((outcome.passMs - traffic.startMs) / binMs))]!++;
     }
-    for (const [series, counts] of [['offered', offered], ['admitted', admitted]] as const) {
+    for (const [series, counts] of [
+      ['offered', offered],
+      ['admitted', admitted],
+    ] as const) {
       counts.forEach((requests, i) => points.push({ algorithm: run.algorithm, series, t: i * binMs, requests }));
       points.push({ algorithm: run.algorithm, series, t: spanMs, requests: counts[bins - 1]! });
     }

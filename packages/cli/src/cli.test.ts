@@ -132,7 +132,25 @@ describe('the command', () => {
     const bare = await run([]);
     expect(bare).toMatchObject({ code: 2, stdout: '' });
     expect(bare.stderr).toContain('Usage: ratekit simulate');
-    for (const name of ['--pattern', '--algorithms', '--limit', '--window', '--capacity', '--max-delay', '--rate', '--duration', '--burst', '--peak', '--period', '--gap', '--csv', '--svg', '--bin', '--title', '--json']) {
+    for (const name of [
+      '--pattern',
+      '--algorithms',
+      '--limit',
+      '--window',
+      '--capacity',
+      '--max-delay',
+      '--rate',
+      '--duration',
+      '--burst',
+      '--peak',
+      '--period',
+      '--gap',
+      '--csv',
+      '--svg',
+      '--bin',
+      '--title',
+      '--json',
+    ]) {
       expect(HELP).toContain(name);
     }
   });

@@ -59,7 +59,7 @@ const OPTIONS: Record<string, OptionSpec> = {
   '--gap': { name: 'gapMs', kind: 'positive', unit: 'ms', patterns: ['boundary'] },
   '--csv': { name: 'csv', kind: 'string', unit: 'a file path', patterns: ['csv'] },
   '--bin': { name: 'binMs', kind: 'positive', unit: 'ms' },
-  '--svg': { name: 'svg', kind: 'string', unit: "a file path, or - for standard output" },
+  '--svg': { name: 'svg', kind: 'string', unit: 'a file path, or - for standard output' },
   '--json': { name: 'json', kind: 'flag', unit: '' },
   '--title': { name: 'title', kind: 'string', unit: 'a chart title' },
   '--help': { name: 'help', kind: 'flag', unit: '' },
@@ -145,7 +145,13 @@ export function parseSimulateArgs(argv: readonly string[]): SimulateOptions {
     }
     const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
     if (value === undefined || (eq < 0 && value.startsWith('--'))) {
-      throw new CliError('ERR_RATEKIT_CLI_MISSING_ARGUMENT', name, describeKind(spec), value, `Expected \`${name}\` to be followed by ${describeKind(spec)}, got ${value === undefined ? 'nothing' : JSON.stringify(value)}`);
+      throw new CliError(
+        'ERR_RATEKIT_CLI_MISSING_ARGUMENT',
+        name,
+        describeKind(spec),
+        value,
+        `Expected \`${name}\` to be followed by ${describeKind(spec)}, got ${value === undefined ? 'nothing' : JSON.stringify(value)}`,
+      );
     }
     given.set(spec === OPTIONS['-h'] ? '--help' : name, value);
   }
@@ -225,10 +231,7 @@ function describeKind(spec: OptionSpec): string {
 
 function parseNumber(name: string, raw: string, spec: OptionSpec): number {
   const value = /^\s*$/.test(raw) ? Number.NaN : Number(raw);
-  const ok =
-    Number.isFinite(value) &&
-    (spec.kind === 'non-negative' ? value >= 0 : value > 0) &&
-    (spec.kind !== 'positive-integer' || Number.isInteger(value));
+  const ok = Number.isFinite(value) && (spec.kind === 'non-negative' ? value >= 0 : value > 0) && (spec.kind !== 'positive-integer' || Number.isInteger(value));
   if (!ok) throw new CliError('ERR_RATEKIT_CLI_INVALID_ARGUMENT', name, describeKind(spec), raw);
   return value;
 }
@@ -238,7 +241,14 @@ function parseAlgorithms(raw: string | undefined): AlgorithmName[] {
   const names = raw.split(',').map((name) => name.trim());
   const expected = `a comma-separated list of ${ALGORITHM_ORDER.join(', ')}, or all`;
   for (const name of names) {
-    if (!(ALGORITHM_ORDER as readonly string[]).includes(name)) throw new CliError('ERR_RATEKIT_CLI_INVALID_ARGUMENT', '--algorithms', expected, raw, `Expected \`--algorithms\` to be ${expected}, got ${JSON.stringify(raw)} (unknown: ${JSON.stringify(name)})`);
+    if (!(ALGORITHM_ORDER as readonly string[]).includes(name))
+      throw new CliError(
+        'ERR_RATEKIT_CLI_INVALID_ARGUMENT',
+        '--algorithms',
+        expected,
+        raw,
+        `Expected \`--algorithms\` to be ${expected}, got ${JSON.stringify(raw)} (unknown: ${JSON.stringify(name)})`,
+      );
   }
   if (new Set(names).size !== names.length) throw new CliError('ERR_RATEKIT_CLI_INVALID_ARGUMENT', '--algorithms', `${expected}, each at most once`, raw);
   return names as AlgorithmName[];
@@ -354,7 +364,11 @@ export function formatSummary(report: SimulationReport): string {
     `${round(s.worstDelayMs)} ms`,
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: readonly string[]) => cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [
     traffic.description,
     `${limitText(settings)}; ${traffic.events.length} requests from ${keys} key${keys === 1 ? '' : 's'}`,

@@ -151,7 +151,10 @@ export function fromCsv(text: string, file: string, tailMs: number): Traffic {
     events.push({ t: Number(timeCell), key: keyCell === undefined || keyCell === '' ? KEY : keyCell, cost });
   });
   if (events.length === 0) throw new CliError('ERR_RATEKIT_CLI_CSV', file, 'at least one row `timestamp[,key[,cost]]`', text.slice(0, 40));
-  const sorted = events.map((event, i) => [event, i] as const).sort((a, b) => a[0].t - b[0].t || a[1] - b[1]).map(([event]) => event);
+  const sorted = events
+    .map((event, i) => [event, i] as const)
+    .sort((a, b) => a[0].t - b[0].t || a[1] - b[1])
+    .map(([event]) => event);
   const startMs = sorted[0]!.t;
   const durationMs = sorted[sorted.length - 1]!.t - startMs + tailMs;
   return { events: sorted, startMs, durationMs, description: `csv: ${sorted.length} requests from ${file}` };

@@ -73,7 +73,10 @@ test('Retry-After is what the header would send: whole seconds, rounded up (1100
 });
 
 test('each key has its own budget; the sliding max is per key', () => {
-  const events = [0, 0, 0].flatMap((t) => [{ t, key: 'a', cost: 1 }, { t, key: 'b', cost: 1 }]);
+  const events = [0, 0, 0].flatMap((t) => [
+    { t, key: 'a', cost: 1 },
+    { t, key: 'b', cost: 1 },
+  ]);
   const runs = simulate({ events, startMs: 0, durationMs: 1000, description: '' }, ['sliding-log'], { limit: 2, windowMs: 1000 });
   expect(runs[0]!.summary).toMatchObject({ admitted: 4, refused: 2, maxAdmittedInWindow: 2 });
 });
@@ -95,8 +98,35 @@ describe('limitFor', () => {
 describe('slidingMax', () => {
   test('the most weight within any half-open [t, t + length)', () => {
     expect(slidingMax([], 1000)).toBe(0);
-    expect(slidingMax([[0, 1], [999, 1], [1000, 1]], 1000)).toBe(2);
-    expect(slidingMax([[1000, 1], [0, 1], [999, 1]], 1001)).toBe(3);
-    expect(slidingMax([[0, 2], [500, 0.5], [1400, 3]], 1000)).toBe(3.5);
+    expect(
+      slidingMax(
+        [
+          [0, 1],
+          [999, 1],
+          [1000, 1],
+        ],
+        1000,
+      ),
+    ).toBe(2);
+    expect(
+      slidingMax(
+        [
+          [1000, 1],
+          [0, 1],
+          [999, 1],
+        ],
+        1001,
+      ),
+    ).toBe(3);
+    expect(
+      slidingMax(
+        [
+          [0, 2],
+          [500, 0.5],
+          [1400, 3],
+        ],
+        1000,
+      ),
+    ).toBe(3.5);
   });
 });

@@ -50,11 +50,25 @@ describe('Decision', () => {
       let t = T0;
       const limiter = limiterOf({ limit: 3, windowMs: 1_000 }, () => t);
       expect(tokens(sync(limiter.consume('k')).limits[0]!)).toEqual({
-        tokensBefore: 3, tokensRefilled: 0, tokensPaid: 1, tokensAfter: 2, remaining: 2, resetMs: 1_000, retryAfterMs: 0, nextRefillMs: 1_000,
+        tokensBefore: 3,
+        tokensRefilled: 0,
+        tokensPaid: 1,
+        tokensAfter: 2,
+        remaining: 2,
+        resetMs: 1_000,
+        retryAfterMs: 0,
+        nextRefillMs: 1_000,
       });
       t = T0 + 1_500;
       expect(tokens(sync(limiter.consume('k', { cost: 2 })).limits[0]!)).toEqual({
-        tokensBefore: 2, tokensRefilled: 1, tokensPaid: 2, tokensAfter: 1, remaining: 1, resetMs: 1_000, retryAfterMs: 0, nextRefillMs: 1_000,
+        tokensBefore: 2,
+        tokensRefilled: 1,
+        tokensPaid: 2,
+        tokensAfter: 1,
+        remaining: 1,
+        resetMs: 1_000,
+        retryAfterMs: 0,
+        nextRefillMs: 1_000,
       });
     });
   });
@@ -142,8 +156,18 @@ describe('Decision', () => {
   describe('buildDecision', () => {
     const limits = [resolveLimit({ limit: 5, windowMs: 1_000, name: 'a' }), resolveLimit({ limit: 5, windowMs: 1_000, name: 'b' })];
     const step = (over: Partial<Step>): Step => ({
-      allowed: true, next: [], nextIfRefused: undefined, capacity: 5, tokensBefore: 5, tokensRefilled: 0,
-      tokensAfter: 4, resetMs: 1_000, retryAfterMs: 0, nextRefillMs: 1_000, delayMs: 0, ...over,
+      allowed: true,
+      next: [],
+      nextIfRefused: undefined,
+      capacity: 5,
+      tokensBefore: 5,
+      tokensRefilled: 0,
+      tokensAfter: 4,
+      resetMs: 1_000,
+      retryAfterMs: 0,
+      nextRefillMs: 1_000,
+      delayMs: 0,
+      ...over,
     });
 
     it('reports the uncharged steps and pays nothing when the policy refused', () => {
@@ -164,7 +188,12 @@ describe('Decision', () => {
 
     it('holds an admitted request for the longest delay any limit asks for', () => {
       const decision = buildDecision({
-        limits, charged: [step({ delayMs: 40 }), step({ delayMs: 90 })], uncharged: undefined, allowed: true, cost: 1, nowMs: T0,
+        limits,
+        charged: [step({ delayMs: 40 }), step({ delayMs: 90 })],
+        uncharged: undefined,
+        allowed: true,
+        cost: 1,
+        nowMs: T0,
       });
       expect(decision.delayMs).toBe(90);
       expect(decision.limits.map((l) => l.tokensPaid)).toEqual([1, 1]);
@@ -196,10 +225,10 @@ const limitArb: fc.Arbitrary<LimitOptions> = fc.oneof(
   }),
 );
 const policyArb = fc.array(limitArb, { minLength: 1, maxLength: 3 }).map((limits) => limits.map((l, i) => ({ ...l, name: `l${i}` })));
-const scheduleArb = fc.array(
-  fc.record({ dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2_000 })), cost: fc.integer({ min: 0, max: 4 }), peek: fc.boolean() }),
-  { minLength: 1, maxLength: 40 },
-);
+const scheduleArb = fc.array(fc.record({ dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2_000 })), cost: fc.integer({ min: 0, max: 4 }), peek: fc.boolean() }), {
+  minLength: 1,
+  maxLength: 40,
+});
 const close = (a: number, b: number) => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(a), Math.abs(b));
 
 describe('Decision (property)', () => {

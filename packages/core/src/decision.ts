@@ -95,14 +95,7 @@ export interface Decision {
  * tokens show that nothing was paid. For stores: the Redis and PostgreSQL
  * stores compute the steps server-side and hand them here.
  */
-export function buildDecision(input: {
-  limits: readonly ResolvedLimit[];
-  charged: readonly Step[];
-  uncharged: readonly Step[] | undefined;
-  allowed: boolean;
-  cost: number;
-  nowMs: number;
-}): Decision {
+export function buildDecision(input: { limits: readonly ResolvedLimit[]; charged: readonly Step[]; uncharged: readonly Step[] | undefined; allowed: boolean; cost: number; nowMs: number }): Decision {
   const { limits, charged, uncharged, allowed, cost, nowMs } = input;
   if (limits.length === 1) return decideOne(limits[0]!, charged[0]!, uncharged?.[0], allowed, cost, nowMs);
   const entries = new Array<LimitDecision>(limits.length);

@@ -34,15 +34,7 @@ export type { Algorithm, LimitState, Step } from './algorithms/index.js';
 // Errors, and the option checks adapters reuse so their errors read the same.
 export { RateKitError, RateKitOptionError } from './errors.js';
 export type { RateKitErrorCode } from './errors.js';
-export {
-  assertFunction,
-  assertInteger,
-  assertNonEmptyString,
-  assertNonNegative,
-  assertObject,
-  assertOneOf,
-  assertPositive,
-} from './validate.js';
+export { assertFunction, assertInteger, assertNonEmptyString, assertNonNegative, assertObject, assertOneOf, assertPositive } from './validate.js';
 
 // Client keys: IP grouping shared by every adapter.
 export { ipKeyGenerator } from './keys.js';
@@ -52,21 +44,5 @@ export { CHANNELS } from './events.js';
 export type { DecisionEvent, MemoryEvictEvent, StoreErrorEvent } from './events.js';
 
 // RateLimit-* / Retry-After formatting shared by every adapter.
-export {
-  assertPolicyName,
-  DEFAULT_REFUSAL_MESSAGE,
-  defaultPolicyName,
-  partitionKey,
-  rateLimitHeaders,
-  resolveHeaderOptions,
-  retryAfterSeconds,
-  STANDARD_HEADER_DRAFTS,
-} from './headers/index.js';
-export type {
-  HeaderList,
-  HeaderOptions,
-  HeaderOptionsInput,
-  HeaderStyle,
-  LegacyResetFormat,
-  StandardHeaders,
-} from './headers/index.js';
+export { assertPolicyName, DEFAULT_REFUSAL_MESSAGE, defaultPolicyName, partitionKey, rateLimitHeaders, resolveHeaderOptions, retryAfterSeconds, STANDARD_HEADER_DRAFTS } from './headers/index.js';
+export type { HeaderList, HeaderOptions, HeaderOptionsInput, HeaderStyle, LegacyResetFormat, StandardHeaders } from './headers/index.js';

@@ -37,7 +37,7 @@ describe('resolveLimit', () => {
       expect(Object.isFrozen(limit)).toBe(true);
     });
 
-    it('takes blockDurationMs (default 0) on any algorithm, and keeps it in an unnamed limit\'s id', () => {
+    it("takes blockDurationMs (default 0) on any algorithm, and keeps it in an unnamed limit's id", () => {
       expect(resolveLimit({ limit: 5, windowMs: 1_000 }).blockDurationMs).toBe(0);
       const blocking = resolveLimit({ algorithm: 'sliding-log', limit: 5, windowMs: 1_000, blockDurationMs: 60_000 });
       expect(blocking.blockDurationMs).toBe(60_000);
@@ -114,7 +114,18 @@ describe('createLimiter option validation', () => {
     ['an empty list of limits', { limits: [] }, 'limits', 'at least one limit', 'got an array of length 0'],
     ['a bad limit in a list', { limits: [ok, { limit: 5, windowMs: -1 }] }, 'limits[1].windowMs', 'a positive finite number of milliseconds', 'got -1'],
     ['two limits with one identity', { limits: [ok, { ...ok }] }, 'limits[].name', 'distinct limits', 'got "10-in-1sec, 10-in-1sec"'],
-    ['two limits with one name', { limits: [{ ...ok, name: 'a' }, { limit: 5, windowMs: 9, name: 'a' }] }, 'limits[].name', 'distinct limits', 'got "a, a"'],
+    [
+      'two limits with one name',
+      {
+        limits: [
+          { ...ok, name: 'a' },
+          { limit: 5, windowMs: 9, name: 'a' },
+        ],
+      },
+      'limits[].name',
+      'distinct limits',
+      'got "a, a"',
+    ],
     ['a store without evaluate', { limits, store: { name: 'x' } }, 'store', 'a RateLimitStore', 'got an object'],
     ['a store that is a string', { limits, store: 'redis' }, 'store', 'a RateLimitStore', 'got "redis"'],
     ['a prefix with a NUL', { limits, prefix: 'a\u0000b' }, 'prefix', 'a string without NUL characters', 'got "a\\u0000b"'],
@@ -127,8 +138,20 @@ describe('createLimiter option validation', () => {
     ['a misspelt limit option', { limits: { limit: 5, windowMs: 1_000, burts: 3 } }, 'limits.burts', 'not an option (did you mean `burst`?)', 'got 3'],
     ['a misspelt limiter option', { limits, prefx: 'a' }, 'prefx', 'not an option (did you mean `prefix`?)', 'got "a"'],
     ['an unknown option with no near name', { limits, blockDurationMs: 1_000 }, 'blockDurationMs', 'unset: it is not an option', 'got 1000'],
-    ['a negative blockDurationMs on a limit of a list', { limits: [ok, { limit: 5, windowMs: 1_000, blockDurationMs: -1 }] }, 'limits[1].blockDurationMs', 'a finite number >= 0 of milliseconds', 'got -1'],
-    ['a blockDurationMs beyond what timers hold', { limits: { ...ok, blockDurationMs: 2 ** 31 } }, 'limits.blockDurationMs', "at most 2147483647 ms (about 24.8 days, what Node's timers hold)", 'got 2147483648'],
+    [
+      'a negative blockDurationMs on a limit of a list',
+      { limits: [ok, { limit: 5, windowMs: 1_000, blockDurationMs: -1 }] },
+      'limits[1].blockDurationMs',
+      'a finite number >= 0 of milliseconds',
+      'got -1',
+    ],
+    [
+      'a blockDurationMs beyond what timers hold',
+      { limits: { ...ok, blockDurationMs: 2 ** 31 } },
+      'limits.blockDurationMs',
+      "at most 2147483647 ms (about 24.8 days, what Node's timers hold)",
+      'got 2147483648',
+    ],
     ['a misspelt blockDurationMs on a limit', { limits: { ...ok, blockDurationMS: 5 } }, 'limits.blockDurationMS', 'did you mean `blockDurationMs`?', 'got 5'],
     ['a window limit below the cost of a request', { limits: { limit: 0.5, windowMs: 1_000 } }, 'limits.limit', 'at least the cost of a request (1)', 'got 0.5'],
     ['a burst below a fixed cost', { limits: [ok, { algorithm: 'gcra', limit: 10, windowMs: 1_000, burst: 2 }], cost: 3 }, 'limits[1].burst', 'at least the cost of a request (3)', 'got 2'],

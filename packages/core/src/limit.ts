@@ -193,9 +193,7 @@ export function resolveLimit(options: LimitOptions, path = 'limit'): ResolvedLim
     emissionIntervalMs: options.windowMs / options.limit,
     name: options.name ?? defaultPolicyName(options.limit, options.windowMs),
     id:
-      options.name !== undefined
-        ? `${algorithm}:${options.name}`
-        : unnamedLimitId(algorithm, options.limit, options.windowMs, burst, refill, maxDelayMs, options.refusedPenaltyCapMs, blockDurationMs),
+      options.name !== undefined ? `${algorithm}:${options.name}` : unnamedLimitId(algorithm, options.limit, options.windowMs, burst, refill, maxDelayMs, options.refusedPenaltyCapMs, blockDurationMs),
   });
 }
 

@@ -276,7 +276,10 @@ describe('createLimiter', () => {
         const inner = memoryStore({ maxKeys: 100, pruneIntervalMs: 0 });
         const controller = new AbortController();
         const aborting: RateLimitStore = {
-          name: 'aborting', shared: true, clock: 'caller', resetKey: async () => {},
+          name: 'aborting',
+          shared: true,
+          clock: 'caller',
+          resetKey: async () => {},
           async evaluate(request) {
             const decision = inner.evaluate(request);
             if (request.mode === 'consume') controller.abort(new Error('stop'));
@@ -286,7 +289,10 @@ describe('createLimiter', () => {
         const limiter = createLimiter({ limits: { algorithm: 'delay', limit: 1, windowMs: 100, maxDelayMs: 300 }, store: aborting, now: () => Date.now() });
         inner.evaluate({ key: 'k', namespace: '', limits: limiter.limitsFor(), cost: 1, mode: 'consume', nowMs: T0 });
         let outcome: unknown;
-        limiter.wait('k', { maxWaitMs: 500, signal: controller.signal }).then((d) => (outcome = d), (e: Error) => (outcome = e.message));
+        limiter.wait('k', { maxWaitMs: 500, signal: controller.signal }).then(
+          (d) => (outcome = d),
+          (e: Error) => (outcome = e.message),
+        );
         await jest.advanceTimersByTimeAsync(0);
         expect(outcome).toBe('stop');
         expect(inner.evaluate({ key: 'k', namespace: '', limits: limiter.limitsFor(), cost: 0, mode: 'peek', nowMs: T0 }).resetMs).toBe(100);
@@ -467,9 +473,15 @@ describe('createLimiter with a store that cannot run every algorithm', () => {
   };
 
   it('throws when built, naming the limit, for static limits', () => {
-    expect(() => createLimiter({ limits: [{ limit: 1, windowMs: 1_000 }, { algorithm: 'sliding-log', limit: 1, windowMs: 1_000 }], store: picky() })).toThrow(
-      'Expected `limits[1].algorithm` to be not sliding-log, got "sliding-log"',
-    );
+    expect(() =>
+      createLimiter({
+        limits: [
+          { limit: 1, windowMs: 1_000 },
+          { algorithm: 'sliding-log', limit: 1, windowMs: 1_000 },
+        ],
+        store: picky(),
+      }),
+    ).toThrow('Expected `limits[1].algorithm` to be not sliding-log, got "sliding-log"');
   });
 
   it('checks a dynamic set once, the first time the function returns it', () => {

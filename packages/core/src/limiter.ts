@@ -210,14 +210,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
    * puts run's variables in a context allocated on every call, about 95
    * instructions per in-memory decision (`bench/icount`).
    */
-  function settled(
-    result: Promise<Decision>,
-    mode: EvaluateMode,
-    key: string,
-    call: CallOptions<TContext> | undefined,
-    limits: readonly ResolvedLimit[],
-    nowMs: number,
-  ): Promise<Decision> {
+  function settled(result: Promise<Decision>, mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined, limits: readonly ResolvedLimit[], nowMs: number): Promise<Decision> {
     return bounded(result, undefined, (error) => recover(error, mode, key, call, limits, nowMs));
   }
 
@@ -285,7 +278,20 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     const startedMs = performance.now();
     const publish = (decision: Decision, fallback: boolean): Decision => {
       const { policy, allowed, cost, remaining, retryAfterMs } = decision;
-      decisionChannel.publish({ prefix: namespace, key, mode, policy, allowed, cost, remaining, retryAfterMs, store: store.name, storeDurationMs: performance.now() - startedMs, fallback, source: 'store' });
+      decisionChannel.publish({
+        prefix: namespace,
+        key,
+        mode,
+        policy,
+        allowed,
+        cost,
+        remaining,
+        retryAfterMs,
+        store: store.name,
+        storeDurationMs: performance.now() - startedMs,
+        fallback,
+        source: 'store',
+      });
       return decision;
     };
     const fall = (error: unknown) => then(recover(error, mode, key, call, limits, request.nowMs), (decision) => publish(decision, true));
@@ -334,17 +340,16 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     return bounded(result, forget, failed);
   }
 
-  function recover(
-    error: unknown,
-    mode: EvaluateMode,
-    key: string,
-    call: CallOptions<TContext> | undefined,
-    limits: readonly ResolvedLimit[],
-    nowMs: number,
-  ): MaybePromise<Decision> {
+  function recover(error: unknown, mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined, limits: readonly ResolvedLimit[], nowMs: number): MaybePromise<Decision> {
     report(error, key);
     if (typeof onStoreError === 'object') return onStoreError[mode](key, call);
-    const fresh = evaluatePolicy(limits.map(() => undefined), limits, 0, 'peek', nowMs).decision;
+    const fresh = evaluatePolicy(
+      limits.map(() => undefined),
+      limits,
+      0,
+      'peek',
+      nowMs,
+    ).decision;
     const allowed = onStoreError === 'allow';
     return { ...fresh, allowed, retryAfterMs: allowed ? 0 : 1_000, cost: costOf(call) };
   }

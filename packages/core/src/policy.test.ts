@@ -165,10 +165,7 @@ const limitArb: fc.Arbitrary<LimitOptions> = fc.oneof(
   }),
 );
 const policyArb = fc.array(limitArb, { minLength: 1, maxLength: 3 }).map((limits) => limits.map((l, i) => ({ ...l, name: `l${i}` })));
-const scheduleArb = fc.array(
-  fc.record({ dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2_000 })), cost: fc.integer({ min: 0, max: 4 }) }),
-  { minLength: 1, maxLength: 40 },
-);
+const scheduleArb = fc.array(fc.record({ dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2_000 })), cost: fc.integer({ min: 0, max: 4 }) }), { minLength: 1, maxLength: 40 });
 
 describe('evaluatePolicy (property)', () => {
   it('admits exactly when every limit run alone in lock-step would, and a refusal changes no state', () => {

@@ -42,13 +42,7 @@ export const UNCHANGED: unique symbol = Symbol('ratekit.unchanged');
  * the decision leaves (a block it has just recorded, or one that has not
  * ended) carries `blockedMs`, the time left in the block.
  */
-export function evaluatePolicy(
-  states: ReadonlyArray<LimitState | undefined>,
-  limits: readonly ResolvedLimit[],
-  cost: number,
-  mode: EvaluateMode,
-  nowMs: number,
-): PolicyOutcome {
+export function evaluatePolicy(states: ReadonlyArray<LimitState | undefined>, limits: readonly ResolvedLimit[], cost: number, mode: EvaluateMode, nowMs: number): PolicyOutcome {
   if (mode === 'refund') return refundPolicy(states, limits, cost, nowMs);
   if (limits.length === 1) {
     const { decision, write } = evaluateLimit(states[0], limits[0]!, cost, mode, nowMs);
@@ -227,12 +221,7 @@ function blockedRetry(step: Step, limit: ResolvedLimit): Step {
   return { ...step, retryAfterMs: limit.blockDurationMs };
 }
 
-function refundPolicy(
-  states: ReadonlyArray<LimitState | undefined>,
-  limits: readonly ResolvedLimit[],
-  cost: number,
-  nowMs: number,
-): PolicyOutcome {
+function refundPolicy(states: ReadonlyArray<LimitState | undefined>, limits: readonly ResolvedLimit[], cost: number, nowMs: number): PolicyOutcome {
   const refunded = limits.map((limit, i) => refundLimit(states[i], limit, cost, nowMs));
   const steps = limits.map((limit, i) => stepLimit(refunded[i], limit, 0, nowMs));
   const decision = buildDecision({ limits, charged: steps, uncharged: steps, allowed: true, cost: 0, nowMs });

@@ -175,10 +175,15 @@ describe('the refusal cache', () => {
     it('answers a peek of the same cost from a kept refusal, and keeps a refused peek', async () => {
       const { store, limiter, clock } = fixture({ algorithm: 'sliding-log', limit: 1, windowMs: 1_000 });
       await limiter.consume('k');
-      await playTimeline(limiter, clock, [
-        [10, 1, 'store', false, 990, 0],
-        [20, 1, 'cache', false, 980, 0],
-      ], 'peek');
+      await playTimeline(
+        limiter,
+        clock,
+        [
+          [10, 1, 'store', false, 990, 0],
+          [20, 1, 'cache', false, 980, 0],
+        ],
+        'peek',
+      );
       await playTimeline(limiter, clock, [[30, 1, 'cache', false, 970, 0]]);
       expect(store.calls.map((c) => c.mode)).toEqual(['consume', 'peek']);
     });
@@ -302,32 +307,59 @@ describe('the refusal cache', () => {
     it.each<[string, LimitOptions | LimitOptions[], number, number | undefined]>([
       ['an admission', { limit: 2, windowMs: 1_000 }, 1, undefined],
       ['a fixed-window refusal: to the window end, less the margin', { algorithm: 'fixed-window', limit: 1, windowMs: 1_000 }, 1, 1_000 - REFUSAL_CACHE_MARGIN_MS],
-      ['a refusal that blocks: to the block\'s end (a refusal after it blocks again), less the margin', { limit: 1, windowMs: 1_000, blockDurationMs: 500 }, 1, 500 - REFUSAL_CACHE_MARGIN_MS],
-      ['a refusal that blocks for longer than the window: to the block\'s end', { algorithm: 'gcra', limit: 1, windowMs: 1_000, blockDurationMs: 5_000 }, 1, 5_000 - REFUSAL_CACHE_MARGIN_MS],
-      ['a refusal by a delay limit with a refused penalty and a block', { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 0, refusedPenaltyCapMs: 1_000, blockDurationMs: 500 }, 1, undefined],
+      ["a refusal that blocks: to the block's end (a refusal after it blocks again), less the margin", { limit: 1, windowMs: 1_000, blockDurationMs: 500 }, 1, 500 - REFUSAL_CACHE_MARGIN_MS],
+      ["a refusal that blocks for longer than the window: to the block's end", { algorithm: 'gcra', limit: 1, windowMs: 1_000, blockDurationMs: 5_000 }, 1, 5_000 - REFUSAL_CACHE_MARGIN_MS],
+      [
+        'a refusal by a delay limit with a refused penalty and a block',
+        { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 0, refusedPenaltyCapMs: 1_000, blockDurationMs: 500 },
+        1,
+        undefined,
+      ],
       ['a refusal by a delay limit with a refused penalty', { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 0, refusedPenaltyCapMs: 1_000 }, 1, undefined],
       ['a delay refusal without a penalty', { algorithm: 'delay', limit: 1, windowMs: 1_000, maxDelayMs: 0 }, 1, 1_000 - REFUSAL_CACHE_MARGIN_MS],
-      ['two limits refusing with the same wait (either could bind)', [{ algorithm: 'fixed-window', limit: 1, windowMs: 1_000, name: 'a' }, { algorithm: 'sliding-log', limit: 1, windowMs: 1_000, name: 'b' }], 1, undefined],
+      [
+        'two limits refusing with the same wait (either could bind)',
+        [
+          { algorithm: 'fixed-window', limit: 1, windowMs: 1_000, name: 'a' },
+          { algorithm: 'sliding-log', limit: 1, windowMs: 1_000, name: 'b' },
+        ],
+        1,
+        undefined,
+      ],
       [
         'two refusing limits: the sooner one (it admits after)',
-        [{ algorithm: 'fixed-window', limit: 1, windowMs: 1_000, name: 'a' }, { algorithm: 'fixed-window', limit: 1, windowMs: 60_000, name: 'b' }],
+        [
+          { algorithm: 'fixed-window', limit: 1, windowMs: 1_000, name: 'a' },
+          { algorithm: 'fixed-window', limit: 1, windowMs: 60_000, name: 'b' },
+        ],
         1,
         1_000 - REFUSAL_CACHE_MARGIN_MS,
       ],
       [
         'a limit that admits but whose remaining grows sooner',
-        [{ algorithm: 'fixed-window', limit: 1, windowMs: 60_000, name: 'a' }, { algorithm: 'gcra', limit: 100, windowMs: 10_000, name: 'b' }],
+        [
+          { algorithm: 'fixed-window', limit: 1, windowMs: 60_000, name: 'a' },
+          { algorithm: 'gcra', limit: 100, windowMs: 10_000, name: 'b' },
+        ],
         1,
         100 - REFUSAL_CACHE_MARGIN_MS,
       ],
-      ['a blocking limit that admitted does not prevent keeping', [{ algorithm: 'fixed-window', limit: 1, windowMs: 1_000, name: 'a' }, { algorithm: 'fixed-window', limit: 5, windowMs: 1_000, name: 'b', blockDurationMs: 9_000 }], 1, 1_000 - REFUSAL_CACHE_MARGIN_MS],
+      [
+        'a blocking limit that admitted does not prevent keeping',
+        [
+          { algorithm: 'fixed-window', limit: 1, windowMs: 1_000, name: 'a' },
+          { algorithm: 'fixed-window', limit: 5, windowMs: 1_000, name: 'b', blockDurationMs: 9_000 },
+        ],
+        1,
+        1_000 - REFUSAL_CACHE_MARGIN_MS,
+      ],
     ])('%s', (_, options, consumes, expected) => {
       const { limits, decision } = refusalOf(options, consumes);
       const deadline = refusalDeadlineMs(decision, limits, T0);
       expect(deadline === undefined ? undefined : deadline - T0).toBe(expected);
     });
 
-    it('keeps a refusal during a block to the block\'s end, its wait the longer of the block and the algorithm\'s', () => {
+    it("keeps a refusal during a block to the block's end, its wait the longer of the block and the algorithm's", () => {
       // Blocked for 500 ms at T0, asked again at T0 + 200: 300 ms of block left, the window ends at 1_000.
       const limits = [resolveLimit({ algorithm: 'fixed-window', limit: 1, windowMs: 1_000, blockDurationMs: 500 }, 'limits')];
       let state: readonly number[] | undefined;
@@ -364,34 +396,34 @@ describe('the refusal cache', () => {
     });
 
     const limitArbitrary = (algorithm: AlgorithmName): fc.Arbitrary<LimitOptions> =>
-      fc.record({
-        limit: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.constantFrom(2.5, 7.5)),
-        windowMs: fc.integer({ min: 50, max: 100_000 }),
-        burst: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
-        refill: fc.constantFrom<'continuous' | 'interval'>('continuous', 'interval'),
-        maxDelayMs: fc.integer({ min: 0, max: 2_000 }),
-        blockDurationMs: fc.option(fc.integer({ min: 1, max: 5_000 }), { nil: undefined, freq: 4 }),
-      }).map(({ limit, windowMs, burst, refill, maxDelayMs, blockDurationMs }) => {
-        const options: LimitOptions = { algorithm, limit, windowMs };
-        const bucket = algorithm === 'token-bucket' || algorithm === 'gcra' || algorithm === 'delay';
-        if (bucket && burst !== undefined) options.burst = burst;
-        if (algorithm === 'token-bucket') options.refill = refill;
-        if (algorithm === 'delay') options.maxDelayMs = maxDelayMs;
-        if (blockDurationMs !== undefined) options.blockDurationMs = blockDurationMs;
-        return options;
-      });
+      fc
+        .record({
+          limit: fc.oneof(fc.integer({ min: 1, max: 8 }), fc.constantFrom(2.5, 7.5)),
+          windowMs: fc.integer({ min: 50, max: 100_000 }),
+          burst: fc.option(fc.integer({ min: 1, max: 10 }), { nil: undefined }),
+          refill: fc.constantFrom<'continuous' | 'interval'>('continuous', 'interval'),
+          maxDelayMs: fc.integer({ min: 0, max: 2_000 }),
+          blockDurationMs: fc.option(fc.integer({ min: 1, max: 5_000 }), { nil: undefined, freq: 4 }),
+        })
+        .map(({ limit, windowMs, burst, refill, maxDelayMs, blockDurationMs }) => {
+          const options: LimitOptions = { algorithm, limit, windowMs };
+          const bucket = algorithm === 'token-bucket' || algorithm === 'gcra' || algorithm === 'delay';
+          if (bucket && burst !== undefined) options.burst = burst;
+          if (algorithm === 'token-bucket') options.refill = refill;
+          if (algorithm === 'delay') options.maxDelayMs = maxDelayMs;
+          if (blockDurationMs !== undefined) options.blockDurationMs = blockDurationMs;
+          return options;
+        });
 
     it('property: until the deadline, the store gives the kept refusal again, re-timed, and writes nothing', () => {
-      const scenario = fc
-        .array(fc.constantFrom(...ALGORITHMS), { minLength: 1, maxLength: 3 })
-        .chain((algorithms) =>
-          fc.record({
-            limits: fc.tuple(...algorithms.map((a, i) => limitArbitrary(a).map((o) => ({ ...o, name: `l${i}` })))),
-            history: fc.array(fc.record({ dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3_000 })), cost: fc.constantFrom(0.5, 1, 1, 2, 3) }), { maxLength: 25 }),
-            cost: fc.constantFrom(0.5, 1, 1, 2, 3),
-            probes: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 8 }),
-          }),
-        );
+      const scenario = fc.array(fc.constantFrom(...ALGORITHMS), { minLength: 1, maxLength: 3 }).chain((algorithms) =>
+        fc.record({
+          limits: fc.tuple(...algorithms.map((a, i) => limitArbitrary(a).map((o) => ({ ...o, name: `l${i}` })))),
+          history: fc.array(fc.record({ dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3_000 })), cost: fc.constantFrom(0.5, 1, 1, 2, 3) }), { maxLength: 25 }),
+          cost: fc.constantFrom(0.5, 1, 1, 2, 3),
+          probes: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 1, maxLength: 8 }),
+        }),
+      );
       let kept = 0;
       let keptBlocked = 0;
       fc.assert(
@@ -431,7 +463,7 @@ describe('the refusal cache', () => {
 });
 
 describe('the refusal cache on a shared store that answers synchronously', () => {
-  it('answers in the store\'s form: a plain value, no Promise (as @ratekit/synced does)', () => {
+  it("answers in the store's form: a plain value, no Promise (as @ratekit/synced does)", () => {
     const inner = memoryStore({ pruneIntervalMs: 0 });
     const calls: EvaluateRequest[] = [];
     const store: RateLimitStore = { name: 'sync-shared', shared: true, clock: 'caller', evaluate: (r) => (calls.push(r), inner.evaluate(r)), resetKey: (k, n) => inner.resetKey(k, n) };

@@ -87,10 +87,19 @@ export function stackLimiters<TContext = unknown>(...limiters: Limiter<TContext>
     peek(keys, options) {
       checkKeys(keys);
       const results = limiters.map((limiter, i) => limiter.peek(keys[i]!, options));
-      // eslint-disable-next-line @typescript-eslint/await-thenable -- a mix of decisions and promises, some of them pending: Promise.all takes both
-      if (results.some((r) => r instanceof Promise)) return Promise.all(results).then((all) => merge(all, all.every((d) => d.allowed)));
+      if (results.some((r) => r instanceof Promise))
+        // eslint-disable-next-line @typescript-eslint/await-thenable -- a mix of decisions and promises, some of them pending: Promise.all takes both
+        return Promise.all(results).then((all) =>
+          merge(
+            all,
+            all.every((d) => d.allowed),
+          ),
+        );
       const all = results as Decision[];
-      return merge(all, all.every((d) => d.allowed));
+      return merge(
+        all,
+        all.every((d) => d.allowed),
+      );
     },
   };
 

@@ -10,15 +10,7 @@
  */
 import type { StandardHeaders } from '@ratekit/core';
 import type { Request, Response } from 'express';
-import type {
-  Logger,
-  Options,
-  RateLimitExceededEventHandler,
-  RateLimitMode,
-  ResolvedRateLimitOptions,
-  ValueDeterminingMiddleware,
-  ValueOrPromise,
-} from './types.js';
+import type { Logger, Options, RateLimitExceededEventHandler, RateLimitMode, ResolvedRateLimitOptions, ValueDeterminingMiddleware, ValueOrPromise } from './types.js';
 
 /** Turns a request into its key. The default generator returns `undefined` when the request has no IP. */
 export type KeyFunction = (req: Request, res: Response) => ValueOrPromise<unknown>;

@@ -138,19 +138,17 @@ const SCENARIOS: Scenario[] = [
       ['a keyGenerator returning undefined: every request under one key', { keyGenerator: () => undefined }, [200, 200, 429]],
       ['a keyGenerator returning null: every request under one key', { keyGenerator: () => null }, [200, 200, 429]],
     ] as Array<[string, Record<string, unknown>, number[]]>
-  ).map(
-    ([name, options, statuses]): Scenario => ({
-      name: `a misconfiguration, ${name}`,
-      mount: (app, lib) => {
-        app.use(lib.rateLimit({ limit: 2, ...options, logger: quiet }));
-        app.use(((error, _req, res, _next) => {
-          res.status(500).send(`error: ${(error as Error).name}`);
-        }) as ErrorRequestHandler);
-      },
-      steps: times(3),
-      statuses,
-    }),
-  ),
+  ).map(([name, options, statuses]): Scenario => ({
+    name: `a misconfiguration, ${name}`,
+    mount: (app, lib) => {
+      app.use(lib.rateLimit({ limit: 2, ...options, logger: quiet }));
+      app.use(((error, _req, res, _next) => {
+        res.status(500).send(`error: ${(error as Error).name}`);
+      }) as ErrorRequestHandler);
+    },
+    steps: times(3),
+    statuses,
+  })),
   {
     name: 'the defaults: 5 per minute, legacy headers, the default 429 message',
     mount: (app, lib) => app.use(lib.rateLimit({ logger: quiet })),
@@ -204,8 +202,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: "an identifier function (awaited) in 'draft-8'",
-    mount: (app, lib) =>
-      app.use(lib.rateLimit({ limit: 2, standardHeaders: 'draft-8', identifier: async (req: Request) => `per-${req.method.toLowerCase()}`, logger: quiet })),
+    mount: (app, lib) => app.use(lib.rateLimit({ limit: 2, standardHeaders: 'draft-8', identifier: async (req: Request) => `per-${req.method.toLowerCase()}`, logger: quiet })),
     steps: times(3),
     statuses: [200, 200, 429],
   },
@@ -262,13 +259,7 @@ const SCENARIOS: Scenario[] = [
       app.use('/fn', lib.rateLimit({ limit: async (req: Request) => (req.get('x-plan') === 'pro' ? 3 : 1), logger: quiet }));
       app.use('/max', lib.rateLimit({ max: 1, logger: quiet }));
     },
-    steps: [
-      { path: '/fn', headers: { 'x-plan': 'pro' } },
-      { path: '/fn', headers: { 'x-plan': 'pro' } },
-      { path: '/fn' },
-      { path: '/max' },
-      { path: '/max' },
-    ],
+    steps: [{ path: '/fn', headers: { 'x-plan': 'pro' } }, { path: '/fn', headers: { 'x-plan': 'pro' } }, { path: '/fn' }, { path: '/max' }, { path: '/max' }],
     statuses: [200, 200, 429, 200, 429],
   },
   {
@@ -277,12 +268,7 @@ const SCENARIOS: Scenario[] = [
       app.use(lib.rateLimit({ limit: 1, keyGenerator: (req: Request) => req.get('x-api-key') ?? lib.ipKeyGenerator(req.ip ?? ''), logger: quiet }));
       app.get('/info', info);
     },
-    steps: [
-      { path: '/info', headers: { 'x-api-key': 'alice' } },
-      { path: '/info', headers: { 'x-api-key': 'bob' } },
-      { path: '/info', headers: { 'x-api-key': 'alice' } },
-      { path: '/info' },
-    ],
+    steps: [{ path: '/info', headers: { 'x-api-key': 'alice' } }, { path: '/info', headers: { 'x-api-key': 'bob' } }, { path: '/info', headers: { 'x-api-key': 'alice' } }, { path: '/info' }],
     statuses: [200, 200, 429, 200],
   },
   {
@@ -419,7 +405,8 @@ async function run(scenario: Scenario, lib: Library, express: typeof express5): 
   const seen: Seen[] = [];
   for (const step of scenario.steps) {
     jest.setSystemTime(T0 + (step.at ?? 0));
-    const res = await request(app)[step.method ?? 'get'](step.path ?? '/').set(step.headers ?? {});
+    const agent = request(app);
+    const res = await agent[step.method ?? 'get'](step.path ?? '/').set(step.headers ?? {});
     const raw = (res as unknown as { res: { rawHeaders: string[] } }).res.rawHeaders;
     const headers: string[] = [];
     for (let i = 0; i < raw.length; i += 2) headers.push(`${raw[i]}: ${raw[i]!.toLowerCase() === 'date' ? '<date>' : raw[i + 1]}`);
@@ -521,7 +508,10 @@ describe('the configuration checks, against express-rate-limit', () => {
         res.send('ok');
       });
       app.use(errorHandler);
-      for (const step of steps) await request(app).get('/').set(step.headers ?? {});
+      for (const step of steps)
+        await request(app)
+          .get('/')
+          .set(step.headers ?? {});
       outputs.push(seen);
     }
     if (process.env['SHOW_LOGS']) console.log(outputs[0]);

@@ -22,7 +22,7 @@ export function after<T>(value: T | PromiseLike<T>, then: (value: T) => void, fa
     then(value);
     return;
   }
-  (value).then((resolved) => {
+  value.then((resolved) => {
     try {
       then(resolved);
     } catch (error) {

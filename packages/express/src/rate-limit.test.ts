@@ -793,7 +793,13 @@ describe.each([
 
     it('logs an unsupported standardHeaders value once and still sends Retry-After', async () => {
       const codes: string[] = [];
-      const app = appWith({ algorithm: 'fixed-window', limit: 1, standardHeaders: 'draft-5' as never, legacyHeaders: false, logger: { warn: () => undefined, error: (e) => codes.push((e as { code: string }).code) } });
+      const app = appWith({
+        algorithm: 'fixed-window',
+        limit: 1,
+        standardHeaders: 'draft-5' as never,
+        legacyHeaders: false,
+        logger: { warn: () => undefined, error: (e) => codes.push((e as { code: string }).code) },
+      });
       await request(app).get('/');
       const refused = await request(app).get('/');
       expect(refused.headers['retry-after']).toBe('60');

@@ -31,7 +31,6 @@ import type { Options, ResolvedRateLimitOptions } from './types.js';
 /** Options that only ratekit mode has: any of them selects it. */
 export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError', 'refusalCache'] as const;
 
-
 /** ratekit mode: a core limiter decides. */
 export interface RateKitConfig extends CommonConfig {
   readonly mode: 'ratekit';
@@ -69,7 +68,11 @@ export function resolveRateKit(
     throw new RateKitOptionError(name, 'a number in ratekit mode (for limits per request use `limits: (req) => ({ limit, windowMs })`)', options[name]);
   }
   if (options.store !== undefined && !isRateKitStore(options.store)) {
-    throw new RateKitOptionError('store', 'a ratekit RateLimitStore when ratekit options are used (an express-rate-limit store only counts hits; wrap a ratekit store in RateKitStore for the other direction)', options.store);
+    throw new RateKitOptionError(
+      'store',
+      'a ratekit RateLimitStore when ratekit options are used (an express-rate-limit store only counts hits; wrap a ratekit store in RateKitStore for the other direction)',
+      options.store,
+    );
   }
   if (typeof options.identifier === 'function') {
     throw new RateKitOptionError('identifier', 'a string in ratekit mode (name each limit instead)', options.identifier);
@@ -79,7 +82,7 @@ export function resolveRateKit(
   }
 
   const limits = policyOf(given, options);
-  const onError = (options.onError) ?? ((error: RateKitError) => common.logger.error(error));
+  const onError = options.onError ?? ((error: RateKitError) => common.logger.error(error));
   assertFunction('onError', onError);
   const onStoreError: StoreErrorPolicy | undefined = options.onStoreError ?? (options.passOnStoreError === true ? 'allow' : undefined);
   const prefix = options.prefix ?? '';

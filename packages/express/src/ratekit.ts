@@ -41,7 +41,11 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
       next(customKey ? keyError({ threw: error }) : error);
       return;
     }
-    if (isThenable(key)) Promise.resolve(key).then((k) => consume(req, res, next, k, watch, settle), (error: unknown) => next(customKey ? keyError({ threw: error }) : error));
+    if (isThenable(key))
+      Promise.resolve(key).then(
+        (k) => consume(req, res, next, k, watch, settle),
+        (error: unknown) => next(customKey ? keyError({ threw: error }) : error),
+      );
     else consume(req, res, next, key, watch, settle);
   }
 
@@ -131,7 +135,12 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
     try {
       const { skip } = config;
       if (skip === undefined) limit(req, res, proceed, settle);
-      else after(skip(req, res), (skipped) => (skipped ? proceed() : limit(req, res, proceed, settle)), (error) => proceed(error));
+      else
+        after(
+          skip(req, res),
+          (skipped) => (skipped ? proceed() : limit(req, res, proceed, settle)),
+          (error) => proceed(error),
+        );
     } catch (error) {
       proceed(error);
     }

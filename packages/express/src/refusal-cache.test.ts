@@ -15,7 +15,7 @@ function appWith(options: Partial<RateLimitOptions>) {
 }
 
 describe('refusals answered in-process (refusalCache)', () => {
-  it('ratekit mode on a shared store: on by default; a cached refusal has the same status, headers and body as the store\'s', async () => {
+  it("ratekit mode on a shared store: on by default; a cached refusal has the same status, headers and body as the store's", async () => {
     const store = sharedMemoryStore();
     const app = appWith({ store });
     await request(app).get('/').expect(200);
@@ -37,11 +37,16 @@ describe('refusals answered in-process (refusalCache)', () => {
   });
 
   it('refuses a bad refusalCache when the middleware is built, naming it', () => {
-    expect(() => appWith({ store: sharedMemoryStore(), refusalCache: { maxKeys: 0 } })).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'refusalCache.maxKeys' }) as Error);
+    expect(() => appWith({ store: sharedMemoryStore(), refusalCache: { maxKeys: 0 } })).toThrow(
+      expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'refusalCache.maxKeys' }) as Error,
+    );
   });
 
   it('RateKitStore (a drop-in express-rate-limit store): off by default, on when asked', async () => {
-    for (const [refusalCache, expected] of [[undefined, 4], [true, 2]] as const) {
+    for (const [refusalCache, expected] of [
+      [undefined, 4],
+      [true, 2],
+    ] as const) {
       const store = sharedMemoryStore();
       const app = express();
       const ratekit = new RateKitStore({ store, now: () => T0, limits: { limit: 1, windowMs: 60_000 }, ...(refusalCache === undefined ? {} : { refusalCache }) });

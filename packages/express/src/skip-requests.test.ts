@@ -54,7 +54,13 @@ describe('uncountWhenSkipped', () => {
 
   it('reports a failing undo as a decrement failure, a rejected one too', async () => {
     const error = new Error('store down');
-    expect((await run(response(500), { skipFailedRequests: true }, ['finish'], () => { throw error; })).reported).toEqual([[error, 'decrement']]);
+    expect(
+      (
+        await run(response(500), { skipFailedRequests: true }, ['finish'], () => {
+          throw error;
+        })
+      ).reported,
+    ).toEqual([[error, 'decrement']]);
     expect((await run(response(500), { skipFailedRequests: true }, ['finish'], () => Promise.reject(error))).reported).toEqual([[error, 'decrement']]);
   });
 

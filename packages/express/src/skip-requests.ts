@@ -90,7 +90,11 @@ export function uncountWhenSkipped(req: Request, res: Response, watch: ResponseW
       uncount.report(error, 'decrement');
       return undefined;
     }
-    if (isThenable(result)) return Promise.resolve(result).then(() => undefined, (error: unknown) => uncount.report(error, 'decrement'));
+    if (isThenable(result))
+      return Promise.resolve(result).then(
+        () => undefined,
+        (error: unknown) => uncount.report(error, 'decrement'),
+      );
     return undefined;
   };
   // As express-rate-limit: each skip option asks `requestWasSuccessful` on its own.

@@ -302,8 +302,10 @@ export type DelayFn = (used: number, request: Request, response: Response) => nu
  * `skip`, `skip…Requests`, `validate`, …) applies as in express-rate-limit;
  * `limit`, `max`, `handler` and ratekit's options do not.
  */
-export interface SlowDownOptions
-  extends Omit<RateLimitOptions, 'limit' | 'max' | 'handler' | 'message' | 'statusCode' | 'algorithm' | 'limits' | 'cost' | 'prefix' | 'onStoreError' | 'storeTimeoutMs' | 'onError' | 'refusalCache' | 'validate'> {
+export interface SlowDownOptions extends Omit<
+  RateLimitOptions,
+  'limit' | 'max' | 'handler' | 'message' | 'statusCode' | 'algorithm' | 'limits' | 'cost' | 'prefix' | 'onStoreError' | 'storeTimeoutMs' | 'onError' | 'refusalCache' | 'validate'
+> {
   /** Requests per window served without delay, or a function of the request returning it. @default 1 */
   delayAfter?: number | ValueDeterminingMiddleware<number>;
   /**

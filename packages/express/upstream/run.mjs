@@ -124,9 +124,17 @@ function filesHash(dir) {
   const hash = createHash('sha256');
   const files = readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath ?? entry.path, entry.name)).split(sep).join('/'))
+    .map((entry) =>
+      relative(dir, join(entry.parentPath ?? entry.path, entry.name))
+        .split(sep)
+        .join('/'),
+    )
     .sort();
-  for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(dir, file))).update('\0');
+  for (const file of files)
+    hash
+      .update(`${file}\0`)
+      .update(readFileSync(join(dir, file)))
+      .update('\0');
   return hash.digest('hex');
 }
 
@@ -172,7 +180,10 @@ function controlTargets() {
     index,
     'memory-store': part('memory-store.cjs', 'module.exports = { __esModule: true, default: i.MemoryStore, MemoryStore: i.MemoryStore };\n'),
     validations: part('validations.cjs', 'module.exports = { getValidations: i.getValidations };\n'),
-    headers: part('headers.cjs', 'module.exports = { setLegacyHeaders: i.setLegacyHeaders, setDraft6Headers: i.setDraft6Headers, setDraft7Headers: i.setDraft7Headers, setDraft8Headers: i.setDraft8Headers, setRetryAfterHeader: i.setRetryAfterHeader };\n'),
+    headers: part(
+      'headers.cjs',
+      'module.exports = { setLegacyHeaders: i.setLegacyHeaders, setDraft6Headers: i.setDraft6Headers, setDraft7Headers: i.setDraft7Headers, setDraft8Headers: i.setDraft8Headers, setRetryAfterHeader: i.setRetryAfterHeader };\n',
+    ),
     'console-logger': part('console-logger.cjs', 'module.exports = { ConsoleLogger: i.ConsoleLogger };\n'),
     types: shim('types.cjs', 'module.exports = {};\n'),
   };

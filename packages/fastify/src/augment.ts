@@ -25,11 +25,7 @@ declare module 'fastify' {
      * @throws {RateKitOptionError} on a bad option
      * @example `app.get('/search', { preHandler: app.rateLimit({ max: 5, timeWindow: '1s' }) }, search)`
      */
-    rateLimit<
-      RouteGeneric extends RouteGenericInterface = RouteGenericInterface,
-      ContextConfig = ContextConfigDefault,
-      SchemaCompiler extends FastifySchema = FastifySchema,
-    >(
+    rateLimit<RouteGeneric extends RouteGenericInterface = RouteGenericInterface, ContextConfig = ContextConfigDefault, SchemaCompiler extends FastifySchema = FastifySchema>(
       options?: RateLimitOptions,
     ): preHandlerAsyncHookHandler<RawServer, RawRequest, RawReply, RouteGeneric, ContextConfig, SchemaCompiler, TypeProvider, Logger>;
     /**

@@ -153,7 +153,13 @@ describe('createCheck', () => {
     });
 
     it.each([
-      ['throws', () => { throw new Error('no session'); }, 'The keyGenerator failed: no session'],
+      [
+        'throws',
+        () => {
+          throw new Error('no session');
+        },
+        'The keyGenerator failed: no session',
+      ],
       ['returns undefined', () => undefined, 'got undefined'],
       ['returns an empty string', () => '', 'got ""'],
       ['returns an object', () => ({}), 'got an object'],

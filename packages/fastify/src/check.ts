@@ -113,9 +113,7 @@ export function createCheck(settings: Settings, env: CheckEnvironment): Check {
    * this attempt; returns the refusal as it now stands.
    */
   function restart(key: string, refused: Decision, call: { context: LimitContext } | undefined): MaybePromise<Decision> {
-    return then(limiter.reset(key), () =>
-      then(limiter.consume(key, { ...call, cost: refused.limit }), () => then(limiter.peek(key, call), (d) => (d.allowed ? refused : d))),
-    );
+    return then(limiter.reset(key), () => then(limiter.consume(key, { ...call, cost: refused.limit }), () => then(limiter.peek(key, call), (d) => (d.allowed ? refused : d))));
   }
 
   function isBanned(key: string, refused: Decision, increment: boolean): MaybePromise<boolean> {

@@ -17,9 +17,7 @@ describe('parseTimeWindow', () => {
 
   describe('an invalid window', () => {
     it.each([['soon'], [''], ['-1s'], [0], [-5], [Number.NaN], [Number.POSITIVE_INFINITY], [null], [{}]])('%j throws a RateKitOptionError naming the option', (input) => {
-      expect(() => parseTimeWindow(input, 'config.rateLimit.timeWindow')).toThrow(
-        expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'config.rateLimit.timeWindow' }),
-      );
+      expect(() => parseTimeWindow(input, 'config.rateLimit.timeWindow')).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'config.rateLimit.timeWindow' }));
     });
   });
 });

@@ -11,13 +11,7 @@ import type { FastifyReply } from 'fastify';
  *
  * @param options - the resolved header options; draft-8+ also gets the key as `partitionKey`
  */
-export function writeHeaders(
-  reply: FastifyReply,
-  decision: Decision,
-  key: string,
-  options: Readonly<HeaderOptions>,
-  hidden: ReadonlySet<string> | undefined,
-): void {
+export function writeHeaders(reply: FastifyReply, decision: Decision, key: string, options: Readonly<HeaderOptions>, hidden: ReadonlySet<string> | undefined): void {
   const list = rateLimitHeaders(decision, usesPartitionKey(options) ? { ...options, partitionKey: key } : options);
   for (let i = 0; i < list.length; i++) {
     const [name, value] = list[i]!;

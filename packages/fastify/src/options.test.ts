@@ -21,7 +21,10 @@ describe('resolveRegistration', () => {
     it.each<[RateLimitOptions, unknown]>([
       [{ enableDraftSpec: true }, { standardHeaders: 'draft-6', legacyHeaders: false }],
       [{ standardHeaders: 'draft-8' }, { standardHeaders: 'draft-8', legacyHeaders: false }],
-      [{ standardHeaders: 'draft-7', legacyHeaders: true }, { standardHeaders: 'draft-7', legacyHeaders: true }],
+      [
+        { standardHeaders: 'draft-7', legacyHeaders: true },
+        { standardHeaders: 'draft-7', legacyHeaders: true },
+      ],
       [{ enableDraftSpec: false }, { standardHeaders: false, legacyHeaders: true }],
       [{ standardHeaders: true }, { standardHeaders: 'draft-6', legacyHeaders: false }],
     ])('%j sends %j', (options, expected) => {
@@ -55,7 +58,16 @@ describe('resolveRegistration', () => {
       ['store', { store: {} }, 'a ratekit RateLimitStore'],
       ['algorithm', { algorithm: 'leaky' }, "one of 'fixed-window'"],
       ['limits', { limits: [] }, 'at least one limit'],
-      ['limits[1].windowMs', { limits: [{ limit: 1, windowMs: 1 }, { limit: 1, windowMs: 0 }] }, 'a positive finite number of milliseconds'],
+      [
+        'limits[1].windowMs',
+        {
+          limits: [
+            { limit: 1, windowMs: 1 },
+            { limit: 1, windowMs: 0 },
+          ],
+        },
+        'a positive finite number of milliseconds',
+      ],
       ['cost', { cost: -1 }, 'a finite number >= 0 or a function'],
       ['ipv6Subnet', { ipv6Subnet: 129 }, 'an integer from 1 to 128, or false'],
       ['keyGenerator', { keyGenerator: 'ip' }, 'a function'],

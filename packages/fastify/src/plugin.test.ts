@@ -85,14 +85,24 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
 
     it.each([
       [{ max: 0 }, 'max', 'Expected `max` to be an integer >= 1, got 0'],
-      [{ timeWindow: 'soon' }, 'timeWindow', "Expected `timeWindow` to be a positive number of milliseconds or a duration string such as '1 minute', got \"soon\""],
+      [{ timeWindow: 'soon' }, 'timeWindow', 'Expected `timeWindow` to be a positive number of milliseconds or a duration string such as \'1 minute\', got "soon"'],
       [{ hook: 'onSend' }, 'hook', "Expected `hook` to be one of 'onRequest', 'preParsing', 'preValidation', 'preHandler', got \"onSend\""],
       [{ redis: {} }, 'redis', 'pass a ratekit `store`'],
       [{ maxx: 5 }, 'maxx', 'it is not an option of @ratekit/fastify'],
       [{ addHeaders: { 'ratelimit-limit': false } }, "addHeaders['ratelimit-limit']", "a header the configured format sends ('x-ratelimit-limit'"],
       [{ limits: { limit: 5, windowMs: 1000 }, max: 5 }, 'max', 'unset when `limits` is given'],
       [{ enableDraftSpec: true, standardHeaders: 'draft-8' }, 'standardHeaders', 'unset when `enableDraftSpec` is true'],
-      [{ limits: [{ limit: 1, windowMs: 1 }, { limit: 2, windowMs: 2 }], continueExceeding: true }, 'continueExceeding', 'the policy is one limit'],
+      [
+        {
+          limits: [
+            { limit: 1, windowMs: 1 },
+            { limit: 2, windowMs: 2 },
+          ],
+          continueExceeding: true,
+        },
+        'continueExceeding',
+        'the policy is one limit',
+      ],
     ])('refuses to register with %j: a RateKitOptionError naming `%s`', async (options, option, message) => {
       const app = Fastify();
       apps.push(app);
@@ -239,9 +249,7 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       const app = Fastify();
       apps.push(app);
       await app.register(fastifyRateLimit, { now });
-      expect(() => app.get('/late', { config: { rateLimit: 'yes' as never } }, async () => 'ok')).toThrow(
-        expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'config.rateLimit' }),
-      );
+      expect(() => app.get('/late', { config: { rateLimit: 'yes' as never } }, async () => 'ok')).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'config.rateLimit' }));
     });
 
     it.each([
@@ -252,9 +260,7 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       const app = Fastify();
       apps.push(app);
       await app.register(fastifyRateLimit, { now });
-      expect(() => app.get('/x', { config: { rateLimit: config as never } }, async () => 'ok')).toThrow(
-        expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option }),
-      );
+      expect(() => app.get('/x', { config: { rateLimit: config as never } }, async () => 'ok')).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option }));
     });
   });
 
@@ -317,9 +323,19 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
     });
 
     it.each([
-      ['throws', () => { throw new Error('no session'); }],
+      [
+        'throws',
+        () => {
+          throw new Error('no session');
+        },
+      ],
       ['returns nothing', () => undefined],
-      ['rejects', async () => { throw new Error('no session'); }],
+      [
+        'rejects',
+        async () => {
+          throw new Error('no session');
+        },
+      ],
     ])('a keyGenerator that %s answers 500 with ERR_RATEKIT_KEY through the error handler, and the app keeps serving', async (_what, broken) => {
       const app = await build({ max: 5, keyGenerator: (request) => (request.headers['x-broken'] ? (broken as unknown as () => string)() : 'fine') }, (a) => {
         a.setErrorHandler((error: { code?: string; message: string }, _request, reply) => {
@@ -329,13 +345,16 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       });
       const res = await app.inject({ url: '/', headers: { 'x-broken': '1' } });
       expect(res.statusCode).toBe(500);
-      expect(res.json()).toMatchObject({ code: 'ERR_RATEKIT_KEY', message: expect.stringMatching(/^\[ratekit\] (The keyGenerator failed: no session|Expected the keyGenerator to return a non-empty string or a finite number, got undefined)$/) });
+      expect(res.json()).toMatchObject({
+        code: 'ERR_RATEKIT_KEY',
+        message: expect.stringMatching(/^\[ratekit\] (The keyGenerator failed: no session|Expected the keyGenerator to return a non-empty string or a finite number, got undefined)$/),
+      });
       expect(await statuses(app, '/', 2)).toEqual([200, 200]);
     });
   });
 
   describe('headers', () => {
-    it('sends @fastify/rate-limit\'s legacy headers by default, the reset in seconds from now', async () => {
+    it("sends @fastify/rate-limit's legacy headers by default, the reset in seconds from now", async () => {
       const app = await build({ max: 3, timeWindow: 10_000 });
       const ok = await app.inject('/');
       expect(ok.headers).toMatchObject({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': '10' });
@@ -387,7 +406,7 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       expect(refused.headers['x-ratelimit-limit']).toBeUndefined();
     });
 
-    it('sends exactly the bytes of core\'s rateLimitHeaders() for the same decision', async () => {
+    it("sends exactly the bytes of core's rateLimitHeaders() for the same decision", async () => {
       const limits = [
         { algorithm: 'gcra' as const, limit: 2, windowMs: 1_000, name: 'burst' },
         { limit: 3, windowMs: 60_000, name: 'minute' },

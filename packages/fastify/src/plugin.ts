@@ -7,15 +7,7 @@ import { warnAboutEarlyRoutes } from './early-routes.js';
 import { createHook, kLimiter, type LimiterHook } from './hook.js';
 import { isRateKitMode } from './mode.js';
 import { resolveRegistration, resolveRouteSettings, type Settings } from './options.js';
-import type {
-  AllowListedResult,
-  CheckOptions,
-  LimitedResult,
-  RateLimitChecker,
-  RateLimitHookHandler,
-  RateLimitOptions,
-  RateLimitPluginOptions,
-} from './types.js';
+import type { AllowListedResult, CheckOptions, LimitedResult, RateLimitChecker, RateLimitHookHandler, RateLimitOptions, RateLimitPluginOptions } from './types.js';
 
 /** The stages a limiter can run at, in lifecycle order. */
 const STAGES = ['onRequest', 'preParsing', 'preValidation', 'preHandler'] as const;
@@ -62,11 +54,7 @@ const ratekitFastify: FastifyPluginAsync<RateLimitPluginOptions> = async functio
       const first = groups.get(groupId);
       if (first === undefined) groups.set(groupId, { ids: settings.limitIds, where });
       else if (first.ids !== settings.limitIds) {
-        throw new RateKitOptionError(
-          `${optionPath}groupId`,
-          `configured with the same limits as the rest of its group (first configured by ${first.where}), so the group shares one count`,
-          groupId,
-        );
+        throw new RateKitOptionError(`${optionPath}groupId`, `configured with the same limits as the rest of its group (first configured by ${first.where}), so the group shares one count`, groupId);
       }
       namespace = `${nameSpace}group:${JSON.stringify(groupId)}`;
     }
@@ -206,4 +194,3 @@ function appendHook(route: RouteOptions, stage: (typeof STAGES)[number], hook: L
  * ```
  */
 export const fastifyRateLimit = fp(ratekitFastify, { fastify: '4.x || 5.x', name: '@ratekit/fastify' });
-

@@ -30,15 +30,7 @@ export type RateLimitHook = 'onRequest' | 'preParsing' | 'preValidation' | 'preH
  * the active format does not send is an option error.
  */
 export type RateLimitHeaderName =
-  | 'x-ratelimit-limit'
-  | 'x-ratelimit-remaining'
-  | 'x-ratelimit-reset'
-  | 'ratelimit-limit'
-  | 'ratelimit-remaining'
-  | 'ratelimit-reset'
-  | 'ratelimit-policy'
-  | 'ratelimit'
-  | 'retry-after';
+  'x-ratelimit-limit' | 'x-ratelimit-remaining' | 'x-ratelimit-reset' | 'ratelimit-limit' | 'ratelimit-remaining' | 'ratelimit-reset' | 'ratelimit-policy' | 'ratelimit' | 'retry-after';
 
 /** What `errorResponseBuilder` is told about a refusal. Field names follow @fastify/rate-limit 11. */
 export interface ErrorResponseBuilderContext {

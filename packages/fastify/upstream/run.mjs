@@ -81,11 +81,11 @@ console.log(failed.length === 0 ? '✔ every test passed' : '✔ every failure i
 /** Runs the files in one `node --test` process tree and returns each leaf test's name and outcome. */
 function runSuite(testFiles, port) {
   return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      ['--require', join(here, 'ioredis-port.cjs'), '--test', '--test-reporter=tap', '--test-force-exit', `--test-timeout=${TEST_TIMEOUT_MS}`, ...testFiles],
-      { cwd: suiteDir, env: { ...process.env, RATEKIT_UPSTREAM_REDIS_PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const child = spawn(process.execPath, ['--require', join(here, 'ioredis-port.cjs'), '--test', '--test-reporter=tap', '--test-force-exit', `--test-timeout=${TEST_TIMEOUT_MS}`, ...testFiles], {
+      cwd: suiteDir,
+      env: { ...process.env, RATEKIT_UPSTREAM_REDIS_PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let tap = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk) => {

@@ -81,7 +81,11 @@ describe('resolveOptions', () => {
     // options | the option named | what the message says is expected
     const table: Array<[Options | null, string, string]> = [
       [null, 'options', 'an object'],
-      [{ driver: 'redis' as never }, 'driver', "'memory' in ratekit mode (for Redis, pass a RateLimitStore such as @ratekit/redis's as `store`, or drop the ratekit options to run koa-ratelimit's Redis driver)"],
+      [
+        { driver: 'redis' as never },
+        'driver',
+        "'memory' in ratekit mode (for Redis, pass a RateLimitStore such as @ratekit/redis's as `store`, or drop the ratekit options to run koa-ratelimit's Redis driver)",
+      ],
       [{ db: {} as never }, 'db', 'a Map'],
       [{ db: new Map(), store }, 'db', 'unset when `store` is given'],
       [{ driver: 'memory', store }, 'driver', 'unset when `store` is given'],

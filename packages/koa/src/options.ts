@@ -218,15 +218,45 @@ export interface ResolvedOptions<TContext> {
 }
 
 const KNOWN = new Set([
-  'driver', 'db', 'duration', 'max', 'id', 'namespace', 'headers', 'disableHeader', 'whitelist', 'blacklist',
-  'errorMessage', 'status', 'throw', 'onLimited', 'maxKeys', 'algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders',
-  'store', 'onStoreError', 'storeTimeoutMs', 'onError', 'now', 'refusalCache',
+  'driver',
+  'db',
+  'duration',
+  'max',
+  'id',
+  'namespace',
+  'headers',
+  'disableHeader',
+  'whitelist',
+  'blacklist',
+  'errorMessage',
+  'status',
+  'throw',
+  'onLimited',
+  'maxKeys',
+  'algorithm',
+  'limits',
+  'cost',
+  'standardHeaders',
+  'legacyHeaders',
+  'store',
+  'onStoreError',
+  'storeTimeoutMs',
+  'onError',
+  'now',
+  'refusalCache',
 ]);
 
 /** Names from other limiters that users migrating are likely to pass, and ours. */
 const RENAMED: Record<string, string> = {
-  windowMs: 'duration', timeWindow: 'duration', limit: 'max', keyGenerator: 'id', prefix: 'namespace',
-  message: 'errorMessage', statusCode: 'status', handler: 'onLimited', skip: 'whitelist',
+  windowMs: 'duration',
+  timeWindow: 'duration',
+  limit: 'max',
+  keyGenerator: 'id',
+  prefix: 'namespace',
+  message: 'errorMessage',
+  statusCode: 'status',
+  handler: 'onLimited',
+  skip: 'whitelist',
 };
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -322,7 +352,11 @@ function resolveLimits<TContext>(options: RateLimitOptions<TContext>): LimitsOpt
 function resolveStore<TContext>(options: RateLimitOptions<TContext>): RateLimitStore {
   const { driver, db, store } = options;
   if (driver !== undefined && driver !== 'memory') {
-    throw new RateKitOptionError('driver', "'memory' in ratekit mode (for Redis, pass a RateLimitStore such as @ratekit/redis's as `store`, or drop the ratekit options to run koa-ratelimit's Redis driver)", driver);
+    throw new RateKitOptionError(
+      'driver',
+      "'memory' in ratekit mode (for Redis, pass a RateLimitStore such as @ratekit/redis's as `store`, or drop the ratekit options to run koa-ratelimit's Redis driver)",
+      driver,
+    );
   }
   const maxKeys = options.maxKeys;
   if (maxKeys !== undefined && store !== undefined) throw new RateKitOptionError('maxKeys', 'unset when `store` is given', maxKeys);
@@ -353,7 +387,7 @@ function resolveRenames(headers: RateLimitOptions<unknown>['headers']): Readonly
     const name = headers[field];
     if (name === undefined) continue;
     if (typeof name !== 'string' || !HEADER_NAME.test(name)) {
-      throw new RateKitOptionError(`headers.${field}`, 'a header name (letters, digits and !#$%&\'*+.^_`|~-)', name);
+      throw new RateKitOptionError(`headers.${field}`, "a header name (letters, digits and !#$%&'*+.^_`|~-)", name);
     }
     renames.set(coreName, name);
   }

@@ -1,14 +1,4 @@
-import {
-  type Decision,
-  type EvaluateRequest,
-  type HeaderOptions,
-  memoryStore,
-  resolveHeaderOptions,
-  type StandardHeaders,
-  RateKitError,
-  rateLimitHeaders,
-  type RateLimitStore,
-} from '@ratekit/core';
+import { type Decision, type EvaluateRequest, type HeaderOptions, memoryStore, resolveHeaderOptions, type StandardHeaders, RateKitError, rateLimitHeaders, type RateLimitStore } from '@ratekit/core';
 import Koa from 'koa';
 import Koa2 from 'koa2';
 import request from 'supertest';
@@ -260,10 +250,7 @@ describe.each([
 
   describe('blacklist', () => {
     it('refuses listed requests with 403 Forbidden, before whitelist and id', async () => {
-      const { http, seen } = harness(
-        App,
-        ratelimit({ max: 100, now, blacklist: (ctx) => ctx.get('x-bad') === '1', whitelist: () => true, id: () => false }),
-      );
+      const { http, seen } = harness(App, ratelimit({ max: 100, now, blacklist: (ctx) => ctx.get('x-bad') === '1', whitelist: () => true, id: () => false }));
       await http().get('/').set('x-bad', '1').expect(403, 'Forbidden');
       await http().get('/').expect(200);
       expect(seen.handled).toBe(1);
@@ -307,10 +294,7 @@ describe.each([
     });
 
     it('calls a function with the context and the decision', async () => {
-      const { get } = harness(
-        App,
-        ratelimit({ max: 1, duration: 10_000, now, errorMessage: (ctx, d) => ({ path: ctx.path, retryAfterMs: d.retryAfterMs }) }),
-      );
+      const { get } = harness(App, ratelimit({ max: 1, duration: 10_000, now, errorMessage: (ctx, d) => ({ path: ctx.path, retryAfterMs: d.retryAfterMs }) }));
       await get('/x');
       await get('/x').expect(429, { path: '/x', retryAfterMs: 10_000 });
     });

@@ -1,15 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  createLimiter,
-  type Decision,
-  DEFAULT_REFUSAL_MESSAGE,
-  type HeaderList,
-  ipKeyGenerator,
-  type Limiter,
-  type MaybePromise,
-  RateKitError,
-  rateLimitHeaders,
-} from '@ratekit/core';
+import { createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, type HeaderList, ipKeyGenerator, type Limiter, type MaybePromise, RateKitError, rateLimitHeaders } from '@ratekit/core';
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa';
 import { compatRatelimit, type KoaRatelimitMiddleware } from './compat/middleware.js';
 import { isRateKitMode, type RateKitOptionName } from './mode.js';
@@ -38,8 +28,7 @@ export type RateLimitMiddleware<StateT = DefaultState, ContextT = DefaultContext
  * `standardHeaders`, `legacyHeaders`, `store`, `onStoreError`, `onError`,
  * `now`).
  */
-export type RateKitModeOptions<TContext> = RateLimitOptions<TContext> &
-  { [K in RateKitOptionName]-?: Required<Pick<RateLimitOptions<TContext>, K>> }[RateKitOptionName];
+export type RateKitModeOptions<TContext> = RateLimitOptions<TContext> & { [K in RateKitOptionName]-?: Required<Pick<RateLimitOptions<TContext>, K>> }[RateKitOptionName];
 
 /**
  * Koa rate-limiting middleware, in one of two modes chosen by its options.
@@ -89,12 +78,8 @@ export type RateKitModeOptions<TContext> = RateLimitOptions<TContext> &
  * app.use(ratelimit({ algorithm: 'token-bucket', duration: 60_000, max: 100, standardHeaders: 'draft-8' }));
  * ```
  */
-export function ratelimit<StateT = DefaultState, ContextT = DefaultContext>(
-  options: RateKitModeOptions<ParameterizedContext<StateT, ContextT>>,
-): RateLimitMiddleware<StateT, ContextT>;
-export function ratelimit<StateT = DefaultState, ContextT = DefaultContext>(
-  options?: RateLimitOptions<ParameterizedContext<StateT, ContextT>>,
-): KoaRatelimitMiddleware<StateT, ContextT>;
+export function ratelimit<StateT = DefaultState, ContextT = DefaultContext>(options: RateKitModeOptions<ParameterizedContext<StateT, ContextT>>): RateLimitMiddleware<StateT, ContextT>;
+export function ratelimit<StateT = DefaultState, ContextT = DefaultContext>(options?: RateLimitOptions<ParameterizedContext<StateT, ContextT>>): KoaRatelimitMiddleware<StateT, ContextT>;
 export function ratelimit<StateT = DefaultState, ContextT = DefaultContext>(
   options?: RateLimitOptions<ParameterizedContext<StateT, ContextT>>,
 ): RateLimitMiddleware<StateT, ContextT> | KoaRatelimitMiddleware<StateT, ContextT> {
@@ -103,9 +88,7 @@ export function ratelimit<StateT = DefaultState, ContextT = DefaultContext>(
 }
 
 /** ratekit mode: the middleware on @ratekit/core. */
-function rateKitRatelimit<StateT, ContextT>(
-  options: RateLimitOptions<ParameterizedContext<StateT, ContextT>> | undefined,
-): RateLimitMiddleware<StateT, ContextT> {
+function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<ParameterizedContext<StateT, ContextT>> | undefined): RateLimitMiddleware<StateT, ContextT> {
   type Ctx = ParameterizedContext<StateT, ContextT>;
   const resolved = resolveOptions(options);
   const { whitelist, blacklist, renames, errorMessage, status, onLimited, headerOptions, anyHeaders, listHeaders, needsContext } = resolved;

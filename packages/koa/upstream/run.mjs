@@ -31,7 +31,7 @@ const SPEC_TIMEOUT_MS = 10_000;
  */
 const FAILS_ON_UPSTREAM = {
   'ratelimit middleware with memory driver onLimit should allow specifying an onLimit callback':
-    "asserts `.expect(testValue, 1)`, i.e. HTTP status 0 (testValue is read before the request), and passes `onLimit`, an option koa-ratelimit does not have",
+    'asserts `.expect(testValue, 1)`, i.e. HTTP status 0 (testValue is read before the request), and passes `onLimit`, an option koa-ratelimit does not have',
 };
 const SUITE_TIMEOUT_MS = 300_000;
 const here = dirname(fileURLToPath(import.meta.url));
@@ -87,8 +87,19 @@ console.log(failed.length === 0 ? '✔ every spec passed' : '✔ every failure f
 function runMocha(port) {
   const mocha = join(dirname(require.resolve('mocha/package.json')), 'bin', 'mocha.js');
   const args = [
-    mocha, '--require', require.resolve('should'), '--require', join(here, 'redis-port.cjs'), '--exit',
-    '--timeout', String(SPEC_TIMEOUT_MS), '--reporter', 'json', '--reporter-option', `output=${resultsFile}`, ...SPECS,
+    mocha,
+    '--require',
+    require.resolve('should'),
+    '--require',
+    join(here, 'redis-port.cjs'),
+    '--exit',
+    '--timeout',
+    String(SPEC_TIMEOUT_MS),
+    '--reporter',
+    'json',
+    '--reporter-option',
+    `output=${resultsFile}`,
+    ...SPECS,
   ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd: work, env: { ...process.env, RATEKIT_UPSTREAM_REDIS_PORT: String(port) }, stdio: ['ignore', 'inherit', 'inherit'] });

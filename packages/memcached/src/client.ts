@@ -252,11 +252,9 @@ class Connection {
   private fail(socket: Socket, cause: Error): void {
     if (this.socket !== socket) return;
     const wasConnected = this.connected;
-    const error = new MemcachedError(
-      'ERR_MEMCACHED_CONNECTION',
-      wasConnected ? `Lost the connection to ${this.name}: ${cause.message}` : `Could not connect to ${this.name}: ${cause.message}`,
-      { cause },
-    );
+    const error = new MemcachedError('ERR_MEMCACHED_CONNECTION', wasConnected ? `Lost the connection to ${this.name}: ${cause.message}` : `Could not connect to ${this.name}: ${cause.message}`, {
+      cause,
+    });
     if (!wasConnected) this.lastFailure = { at: Date.now(), error };
     this.reset(error);
   }

@@ -1,18 +1,5 @@
 import { createLimiter, type LimitOptions, RateKitError, RateKitOptionError, type ResolvedLimit } from '@ratekit/core';
-import {
-  ask,
-  describeWithService,
-  findBinary,
-  freshNamespace,
-  inCI,
-  type LocalMemcached,
-  limits,
-  memcachedService,
-  startMemcached,
-  T0,
-  testDifferential,
-  testStore,
-} from '@ratekit/test-utils';
+import { ask, describeWithService, findBinary, freshNamespace, inCI, type LocalMemcached, limits, memcachedService, startMemcached, T0, testDifferential, testStore } from '@ratekit/test-utils';
 import { testRefusalCacheDifferential } from '@ratekit/test-utils';
 import { createConnection } from 'node:net';
 import { MemcachedClient, parseServer } from './client.js';
@@ -373,7 +360,7 @@ describeWithPrivateServer('memcachedStore when the server fails', () => {
     for (let i = 0; i < count; i++) {
       const seen = errors.length;
       const started = performance.now();
-      const d = (await limiter.consume(key));
+      const d = await limiter.consume(key);
       rows.push({ allowed: d.allowed, ms: performance.now() - started, failed: errors.length > seen });
     }
     return rows;

@@ -387,8 +387,7 @@ async function attempt(io: Io, plan: Plan, request: EvaluateRequest): Promise<De
     const ttlMsFor = ttls[c]!;
     const counter = counters[c]!;
     const before = previous(counter);
-    const charged: Undo | undefined =
-      counter.charged > 0 ? { key: counter.key, restore: before, cas: counter.cas, startMs: counter.content!.startMs, amount: counter.charged, ttlMsFor } : undefined;
+    const charged: Undo | undefined = counter.charged > 0 ? { key: counter.key, restore: before, cas: counter.cas, startMs: counter.content!.startMs, amount: counter.charged, ttlMsFor } : undefined;
     if (write === UNCHANGED) {
       charges.push(charged);
       c += p.kind === 'fixed' ? 1 : 2;
@@ -415,10 +414,7 @@ async function attempt(io: Io, plan: Plan, request: EvaluateRequest): Promise<De
 
   if (!decision.allowed) {
     // A refusal charges nothing: take the increments back. Only a delay limit's penalty is written.
-    const [, written] = await Promise.all([
-      takeAllBack(io, plan.route, undos),
-      bucketWrite === undefined ? true : writeBucket(io, plan.route, bucket!, bucketWrite, nowMs),
-    ]);
+    const [, written] = await Promise.all([takeAllBack(io, plan.route, undos), bucketWrite === undefined ? true : writeBucket(io, plan.route, bucket!, bucketWrite, nowMs)]);
     return written ? decision : CONFLICT;
   }
 

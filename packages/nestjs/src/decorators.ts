@@ -1,13 +1,5 @@
 import { Inject } from '@nestjs/common';
-import {
-  THROTTLER_BLOCK_DURATION,
-  THROTTLER_KEY_GENERATOR,
-  THROTTLER_LIMIT,
-  THROTTLER_RATEKIT,
-  THROTTLER_SKIP,
-  THROTTLER_TRACKER,
-  THROTTLER_TTL,
-} from './constants.js';
+import { THROTTLER_BLOCK_DURATION, THROTTLER_KEY_GENERATOR, THROTTLER_LIMIT, THROTTLER_RATEKIT, THROTTLER_SKIP, THROTTLER_TRACKER, THROTTLER_TTL } from './constants.js';
 import type { RateKitThrottlerOptions, Resolvable, ThrottlerGenerateKeyFunction, ThrottlerGetTrackerFunction } from './options.js';
 import { getOptionsToken, getStorageToken } from './providers.js';
 

@@ -44,7 +44,11 @@ function graphqlModule(options: ThrottlerModuleOptions): Type<unknown> {
 
 async function query(url: string) {
   const response = await fetch(`${url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ items }' }) });
-  return { status: response.status, headers: Object.fromEntries(response.headers), body: (await response.json()) as { data?: unknown; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> } };
+  return {
+    status: response.status,
+    headers: Object.fromEntries(response.headers),
+    body: (await response.json()) as { data?: unknown; errors?: Array<{ message: string; extensions?: Record<string, unknown> }> },
+  };
 }
 
 describe.each([

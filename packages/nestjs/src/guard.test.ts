@@ -29,7 +29,12 @@ class ItemsController {
 }
 
 @Module({
-  imports: [ThrottlerModule.forRoot([{ limit: 2, ttl: seconds(60) }, { name: 'long', limit: 5, ttl: seconds(600) }])],
+  imports: [
+    ThrottlerModule.forRoot([
+      { limit: 2, ttl: seconds(60) },
+      { name: 'long', limit: 5, ttl: seconds(600) },
+    ]),
+  ],
   controllers: [ItemsController],
   providers: [{ provide: APP_GUARD, useClass: ThrottlerGuard }],
 })

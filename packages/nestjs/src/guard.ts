@@ -1,27 +1,11 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ipKeyGenerator, rateLimitHeaders, RateKitOptionError } from '@ratekit/core';
-import {
-  THROTTLER_BLOCK_DURATION,
-  THROTTLER_KEY_GENERATOR,
-  THROTTLER_LIMIT,
-  THROTTLER_RATEKIT,
-  THROTTLER_SKIP,
-  THROTTLER_TRACKER,
-  THROTTLER_TTL,
-} from './constants.js';
+import { THROTTLER_BLOCK_DURATION, THROTTLER_KEY_GENERATOR, THROTTLER_LIMIT, THROTTLER_RATEKIT, THROTTLER_SKIP, THROTTLER_TRACKER, THROTTLER_TTL } from './constants.js';
 import { ThrottlerException, throttlerMessage } from './exception.js';
 import type { ThrottlerLimitDetail, ThrottlerRequest } from './guard-types.js';
 import { sha256 } from './hash.js';
-import type {
-  RateKitThrottlerOptions,
-  Resolvable,
-  ThrottlerGenerateKeyFunction,
-  ThrottlerGetTrackerFunction,
-  ThrottlerHttpObject,
-  ThrottlerModuleOptions,
-  ThrottlerOptions,
-} from './options.js';
+import type { RateKitThrottlerOptions, Resolvable, ThrottlerGenerateKeyFunction, ThrottlerGetTrackerFunction, ThrottlerHttpObject, ThrottlerModuleOptions, ThrottlerOptions } from './options.js';
 import { createPolicyDecider, isRateKitMode, type PolicyDecider, type PolicyEntry, wholeSeconds } from './policy.js';
 import { getOptionsToken, getStorageToken } from './providers.js';
 import { mergeRateKitOptions } from './route-options.js';

@@ -144,7 +144,13 @@ describe.each(PLATFORMS)('ratekit options on %s', (_name, platform) => {
     ['draft-6', { 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'ratelimit-reset': '1' }],
     ['draft-7', { ratelimit: 'limit=5, remaining=4, reset=1' }],
   ] as const)('%s headers report the binding throttler', async (standardHeaders, expected) => {
-    const url = await start({ standardHeaders, throttlers: [{ name: 'short', limit: 5, ttl: seconds(1) }, { name: 'long', limit: 100, ttl: seconds(60) }] });
+    const url = await start({
+      standardHeaders,
+      throttlers: [
+        { name: 'short', limit: 5, ttl: seconds(1) },
+        { name: 'long', limit: 100, ttl: seconds(60) },
+      ],
+    });
     const response = await get(`${url}/read`);
     expect(response.headers).toMatchObject(expected);
     expect(response.headers['ratelimit-policy']).toBe('5;w=1, 100;w=60');

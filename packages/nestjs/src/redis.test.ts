@@ -97,7 +97,10 @@ describeWithService(redisService, '@ratekit/nestjs on a real Redis', (server) =>
       // Both instances answered some of the admitted requests, from one shared count.
       const admittedBy = [0, 1].map((n) => responses.filter((r, i) => i % 2 === n && r.status === 200).length);
       expect(admittedBy.every((count) => count > 0)).toBe(true);
-      const remaining = responses.filter((r) => r.status === 200).map((r) => Number(r.headers['x-ratelimit-remaining'])).sort((a, b) => a - b);
+      const remaining = responses
+        .filter((r) => r.status === 200)
+        .map((r) => Number(r.headers['x-ratelimit-remaining']))
+        .sort((a, b) => a - b);
       expect(remaining).toEqual(Array.from({ length: 15 }, (_, i) => i));
     });
   });

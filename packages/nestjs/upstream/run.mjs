@@ -70,23 +70,32 @@ if (!control && !existsSync(join(packageDir, 'dist', 'index.cjs'))) fail('packag
 /** Where the spec files run from, and where their imports resolve. */
 const { suiteDir, nodeModules } = nest10 ? prepareNest10() : { suiteDir: upstreamDir, nodeModules: [join(packageDir, 'node_modules'), join(repoDir, 'node_modules')] };
 const dist = control ? join(upstreamDist, 'index.js') : nest10 ? join(suiteDir, '..', 'node_modules', '@ratekit', 'nestjs', 'dist', 'index.cjs') : join(packageDir, 'dist', 'index.cjs');
-const subject = control ? `@nestjs/throttler ${upstreamVersion} (the control)` : ratekitMode ? "@ratekit/nestjs (dist/index.cjs) in the ratekit mode (policy: 'all-or-nothing')" : nest10 ? `@ratekit/nestjs (dist/index.cjs) on NestJS ${nest10Version()}` : '@ratekit/nestjs (dist/index.cjs)';
+const subject = control
+  ? `@nestjs/throttler ${upstreamVersion} (the control)`
+  : ratekitMode
+    ? "@ratekit/nestjs (dist/index.cjs) in the ratekit mode (policy: 'all-or-nothing')"
+    : nest10
+      ? `@ratekit/nestjs (dist/index.cjs) on NestJS ${nest10Version()}`
+      : '@ratekit/nestjs (dist/index.cjs)';
 const differences = JSON.parse(readFileSync(join(here, 'differences.json'), 'utf8'));
 
 rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 
 const d = JSON.stringify(dist);
-const constants = control
-  ? join(upstreamDist, 'throttler.constants.js')
-  : shim('constants.cjs', `const m = require(${d});\nmodule.exports = { THROTTLER_OPTIONS: m.getOptionsToken() };\n`);
+const constants = control ? join(upstreamDist, 'throttler.constants.js') : shim('constants.cjs', `const m = require(${d});\nmodule.exports = { THROTTLER_OPTIONS: m.getOptionsToken() };\n`);
 /** The unit specs' `./throttler<module>` imports, each to the same names from our build (or upstream's own module). */
 const siblings = control
   ? Object.fromEntries(
-      ['throttler.guard', 'throttler.service', 'throttler-storage.interface', 'throttler.exception', 'throttler.constants', 'throttler-storage-options.interface', 'throttler-storage-record.interface'].map((name) => [
-        name,
-        join(upstreamDist, `${name}.js`),
-      ]),
+      [
+        'throttler.guard',
+        'throttler.service',
+        'throttler-storage.interface',
+        'throttler.exception',
+        'throttler.constants',
+        'throttler-storage-options.interface',
+        'throttler-storage-record.interface',
+      ].map((name) => [name, join(upstreamDist, `${name}.js`)]),
     )
   : {
       'throttler.guard': shim('guard.cjs', `const m = require(${d});\nmodule.exports = { ThrottlerGuard: m.ThrottlerGuard };\n`),
@@ -157,7 +166,10 @@ function prepareNest10() {
   if (nest10Version(dir) === undefined) {
     writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'nest10-suite', private: true })}\n`);
     const packages = ['common', 'core', 'testing', 'platform-express', 'platform-fastify'].map((name) => `@nestjs/${name}@^10`);
-    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', ...packages, 'reflect-metadata@^0.2.2', 'rxjs@^7.8.0', 'pactum@^3.8.0', 'ipaddr.js@^2.2.0'], { cwd: dir, stdio: 'inherit' });
+    const install = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', ...packages, 'reflect-metadata@^0.2.2', 'rxjs@^7.8.0', 'pactum@^3.8.0', 'ipaddr.js@^2.2.0'], {
+      cwd: dir,
+      stdio: 'inherit',
+    });
     if (install.status !== 0 || nest10Version(dir) === undefined) fail('could not install NestJS 10 into packages/nestjs/.upstream/.nest10');
   }
   for (const name of ['nestjs', 'core']) {

@@ -16,7 +16,7 @@ async function points(reader: MetricReader): Promise<Record<string, Array<[Recor
   const { resourceMetrics, errors } = await reader.collect();
   expect(errors).toEqual([]);
   const out: Record<string, Array<[Record<string, unknown>, unknown]>> = {};
-  for (const scope of (resourceMetrics).scopeMetrics) {
+  for (const scope of resourceMetrics.scopeMetrics) {
     for (const metric of scope.metrics) {
       out[metric.descriptor.name] = metric.dataPoints.map((p) => [p.attributes as Record<string, unknown>, p.value]);
     }
@@ -57,7 +57,7 @@ describe('instrumentRateKit: ratekit events as OpenTelemetry metrics (SDK reader
     expect(histogram.min).toBeGreaterThanOrEqual(0);
   });
 
-  it('counts refusals answered from the refusal cache apart from the store\'s, and times only store calls', async () => {
+  it("counts refusals answered from the refusal cache apart from the store's, and times only store calls", async () => {
     const inner = memoryStore({ pruneIntervalMs: 0 });
     const remote: RateLimitStore = { name: 'remote', shared: true, clock: 'caller', evaluate: async (r) => inner.evaluate(r), resetKey: async (k, n) => inner.resetKey(k, n) };
     const limiter = createLimiter({ limits: { limit: 1, windowMs: 60_000, name: 'minute' }, store: remote, prefix: 'api', now: () => 0 });

@@ -64,7 +64,14 @@ process.once('exit', stop);
 /** CPU seconds (utime + stime) of every process of the server. */
 function serverCpuUs() {
   const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const pids = [postmaster, ...execFileSync('pgrep', ['-P', String(postmaster)]).toString().trim().split('\n').map(Number)];
+  const pids = [
+    postmaster,
+    ...execFileSync('pgrep', ['-P', String(postmaster)])
+      .toString()
+      .trim()
+      .split('\n')
+      .map(Number),
+  ];
   let ticks = 0;
   for (const pid of pids) {
     try {
@@ -108,7 +115,9 @@ async function measure(label, keyCount, step) {
   while (performance.now() - start < MS) decisions += await step(next);
   const ms = performance.now() - start;
   const cpu = serverCpuUs() - cpu0;
-  console.log(`${label.padEnd(44)} ${keyCount === 1 ? '1 key   ' : `${keyCount} keys`}  ${((decisions * 1000) / ms).toFixed(0).padStart(7)} decisions/s  ${(cpu / decisions).toFixed(1).padStart(6)} µs server CPU / decision`);
+  console.log(
+    `${label.padEnd(44)} ${keyCount === 1 ? '1 key   ' : `${keyCount} keys`}  ${((decisions * 1000) / ms).toFixed(0).padStart(7)} decisions/s  ${(cpu / decisions).toFixed(1).padStart(6)} µs server CPU / decision`,
+  );
 }
 
 const lone = async (next) => {
@@ -125,7 +134,9 @@ const batch = async (next) => {
   if (result.rows.length !== IN_FLIGHT) throw new Error('short batch');
   return IN_FLIGHT;
 };
-console.log(`PostgreSQL (${bin}), ${SYNC ? 'fsync and synchronous_commit on' : 'fsync, synchronous_commit and full_page_writes off (as the tests)'}; ${IN_FLIGHT} decisions per step; pool of ${POOL}; ${MS} ms per measure`);
+console.log(
+  `PostgreSQL (${bin}), ${SYNC ? 'fsync and synchronous_commit on' : 'fsync, synchronous_commit and full_page_writes off (as the tests)'}; ${IN_FLIGHT} decisions per step; pool of ${POOL}; ${MS} ms per measure`,
+);
 for (const keyCount of [1, 10_000]) {
   await measure(`lone: ${IN_FLIGHT} consume(), coalesce: false`, keyCount, lone);
   await measure(`coalesced: ${IN_FLIGHT} consume(), the default`, keyCount, coalesced);

@@ -252,9 +252,7 @@ describeWithService(postgresService, 'postgresStore against PostgreSQL', (server
         const namespace = freshNamespace();
         const policy = limits({ algorithm: 'gcra', limit: 5, windowMs: HOUR, name: 'a' }, { limit: 3, windowMs: HOUR, name: 'b' });
         for (let i = 0; i < 25; i++) await ask(store, { namespace, limits: policy, key: `k${i % 4}` });
-        const stats = await pool.query(`SELECT query, calls::int FROM pg_stat_statements WHERE query LIKE $1 AND query NOT LIKE '%pg_stat_statements%'`, [
-          `%${countTable}%`,
-        ]);
+        const stats = await pool.query(`SELECT query, calls::int FROM pg_stat_statements WHERE query LIKE $1 AND query NOT LIKE '%pg_stat_statements%'`, [`%${countTable}%`]);
         expect(stats.rows).toEqual([{ query: expect.stringContaining(`${countTable}_evaluate`), calls: 25 }]);
       } finally {
         await pool.query(dropSchemaSql({ table: countTable }));
@@ -589,114 +587,110 @@ describeWithOwnPostgres('postgresStore when the database fails (a private server
     readonly failedOver: boolean;
   }
 
-  it(
-    'stopped mid-load: every decision answers within the timeout, as onStoreError says; once the server is back, the same pool and store work again',
-    async () => {
-      // Counts the decisions the database really made (some complete after the limiter gave up on them).
-      const charged = new Map<string, number>();
-      const counting: RateLimitStore = {
-        ...store,
-        evaluate: (request) =>
-          store.evaluate(request).then((d) => {
-            if (request.mode === 'consume' && d.allowed) charged.set(request.namespace, (charged.get(request.namespace) ?? 0) + 1);
-            return d;
-          }),
-      };
-      const limit = { limit: LIMIT, windowMs: HOUR };
-      let failures = 0;
-      const make = (onStoreError: 'allow' | 'deny', prefix: string) =>
-        createLimiter({ limits: limit, store: counting, prefix, onStoreError, storeTimeoutMs: STORE_TIMEOUT_MS, onError: () => failures++ });
-      const limiters = { allow: make('allow', 'open'), deny: make('deny', 'closed') };
-      const samples: Record<'allow' | 'deny', Sample[]> = { allow: [], deny: [] };
+  it('stopped mid-load: every decision answers within the timeout, as onStoreError says; once the server is back, the same pool and store work again', async () => {
+    // Counts the decisions the database really made (some complete after the limiter gave up on them).
+    const charged = new Map<string, number>();
+    const counting: RateLimitStore = {
+      ...store,
+      evaluate: (request) =>
+        store.evaluate(request).then((d) => {
+          if (request.mode === 'consume' && d.allowed) charged.set(request.namespace, (charged.get(request.namespace) ?? 0) + 1);
+          return d;
+        }),
+    };
+    const limit = { limit: LIMIT, windowMs: HOUR };
+    let failures = 0;
+    const make = (onStoreError: 'allow' | 'deny', prefix: string) =>
+      createLimiter({ limits: limit, store: counting, prefix, onStoreError, storeTimeoutMs: STORE_TIMEOUT_MS, onError: () => failures++ });
+    const limiters = { allow: make('allow', 'open'), deny: make('deny', 'closed') };
+    const samples: Record<'allow' | 'deny', Sample[]> = { allow: [], deny: [] };
 
-      // The pool's connections are opened before the load starts, so the healthy phase times
-      // decisions, not connection set-up (on a loaded machine that alone can pass the timeout).
-      const opened = await Promise.all(Array.from({ length: POOL_SIZE }, () => pool.connect()));
-      for (const client of opened) client.release();
+    // The pool's connections are opened before the load starts, so the healthy phase times
+    // decisions, not connection set-up (on a loaded machine that alone can pass the timeout).
+    const opened = await Promise.all(Array.from({ length: POOL_SIZE }, () => pool.connect()));
+    for (const client of opened) client.release();
 
-      let running = true;
-      const worker = async (which: 'allow' | 'deny') => {
-        while (running) {
-          const startedAt = Date.now();
-          const before = failures;
-          const d = await limiters[which].consume('k');
-          samples[which].push({ startedAt, latencyMs: Date.now() - startedAt, allowed: d.allowed, failedOver: failures > before });
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
-      };
-      const workers = [...Array.from({ length: 4 }, () => worker('allow')), ...Array.from({ length: 4 }, () => worker('deny'))];
-      const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-      const waitForRecovery = async () => {
-        const deadline = Date.now() + 20_000;
-        for (;;) {
-          const n = samples.allow.length;
-          await sleep(300);
-          const recent = samples.allow.slice(n);
-          if (recent.length > 0 && recent.every((s) => !s.failedOver)) return Date.now();
-          if (Date.now() > deadline) throw new Error('The store did not recover within 20 s of the server coming back');
-        }
-      };
-
-      await sleep(500);
-      const healthyUntil = Date.now();
-      // 1. The server stops: connections are refused at once.
-      await server().halt('fast');
-      const downFrom = Date.now();
-      await sleep(1_500);
-      const downUntil = Date.now();
-      const throwing = createLimiter({ limits: limit, store, storeTimeoutMs: STORE_TIMEOUT_MS });
-      const thrown = await Promise.resolve(throwing.consume('k')).catch((error: unknown) => error);
-      await server().resume();
-      const recoveredAt = await waitForRecovery();
-      await sleep(500);
-      // 2. The server hangs (SIGSTOP): queries never answer, so the timeout must cut them off.
-      await server().freeze();
-      const frozenFrom = Date.now();
-      await sleep(1_500);
-      const frozenUntil = Date.now();
-      server().thaw();
-      const secondRecovery = await waitForRecovery();
-      await sleep(500);
-      running = false;
-      await Promise.all(workers);
-      // Calls the limiter gave up on during the freeze finish once the server runs again: let them.
-      while (pool.waitingCount > 0 || pool.idleCount < pool.totalCount) await sleep(20);
-
-      const all = [...samples.allow, ...samples.deny];
-      const during = (from: number, to: number) => (s: Sample) => s.startedAt >= from && s.startedAt + s.latencyMs <= to;
-      // Healthy: real decisions.
-      const healthy = all.filter(during(0, healthyUntil));
-      expect(healthy.length).toBeGreaterThan(0);
-      expect(healthy.every((s) => !s.failedOver && s.allowed)).toBe(true);
-      // No decision ever waited longer than the timeout (plus scheduling slack).
-      expect(Math.max(...all.map((s) => s.latencyMs))).toBeLessThanOrEqual(BOUND_MS);
-      for (const [from, to] of [
-        [downFrom, downUntil],
-        [frozenFrom, frozenUntil],
-      ] as const) {
-        const open = samples.allow.filter(during(from, to));
-        const closed = samples.deny.filter(during(from, to));
-        expect(open.length).toBeGreaterThan(0);
-        expect(closed.length).toBeGreaterThan(0);
-        // Fail open admits, fail closed refuses: every decision made while the server was out.
-        expect(open.every((s) => s.failedOver && s.allowed)).toBe(true);
-        expect(closed.every((s) => s.failedOver && !s.allowed)).toBe(true);
+    let running = true;
+    const worker = async (which: 'allow' | 'deny') => {
+      while (running) {
+        const startedAt = Date.now();
+        const before = failures;
+        const d = await limiters[which].consume('k');
+        samples[which].push({ startedAt, latencyMs: Date.now() - startedAt, allowed: d.allowed, failedOver: failures > before });
+        await new Promise((resolve) => setTimeout(resolve, 5));
       }
-      expect(thrown).toBeInstanceOf(RateKitError);
-      expect((thrown as RateKitError).code).toBe('ERR_RATEKIT_STORE');
-      // After each recovery, real decisions again, from the same pool and store.
-      for (const [from, to] of [
-        [recoveredAt, frozenFrom],
-        [secondRecovery, Infinity],
-      ] as const) {
-        const after = samples.allow.filter(during(from, to));
-        expect(after.length).toBeGreaterThan(0);
-        expect(after.every((s) => !s.failedOver && s.allowed)).toBe(true);
+    };
+    const workers = [...Array.from({ length: 4 }, () => worker('allow')), ...Array.from({ length: 4 }, () => worker('deny'))];
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const waitForRecovery = async () => {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const n = samples.allow.length;
+        await sleep(300);
+        const recent = samples.allow.slice(n);
+        if (recent.length > 0 && recent.every((s) => !s.failedOver)) return Date.now();
+        if (Date.now() > deadline) throw new Error('The store did not recover within 20 s of the server coming back');
       }
-      // Nothing was lost or double-counted: the state kept every charge the database made.
-      const peeked = await limiters.allow.peek('k');
-      expect(peeked.limits[0]!.remaining).toBe(LIMIT - charged.get('open')!);
-    },
-    90_000,
-  );
+    };
+
+    await sleep(500);
+    const healthyUntil = Date.now();
+    // 1. The server stops: connections are refused at once.
+    await server().halt('fast');
+    const downFrom = Date.now();
+    await sleep(1_500);
+    const downUntil = Date.now();
+    const throwing = createLimiter({ limits: limit, store, storeTimeoutMs: STORE_TIMEOUT_MS });
+    const thrown = await Promise.resolve(throwing.consume('k')).catch((error: unknown) => error);
+    await server().resume();
+    const recoveredAt = await waitForRecovery();
+    await sleep(500);
+    // 2. The server hangs (SIGSTOP): queries never answer, so the timeout must cut them off.
+    await server().freeze();
+    const frozenFrom = Date.now();
+    await sleep(1_500);
+    const frozenUntil = Date.now();
+    server().thaw();
+    const secondRecovery = await waitForRecovery();
+    await sleep(500);
+    running = false;
+    await Promise.all(workers);
+    // Calls the limiter gave up on during the freeze finish once the server runs again: let them.
+    while (pool.waitingCount > 0 || pool.idleCount < pool.totalCount) await sleep(20);
+
+    const all = [...samples.allow, ...samples.deny];
+    const during = (from: number, to: number) => (s: Sample) => s.startedAt >= from && s.startedAt + s.latencyMs <= to;
+    // Healthy: real decisions.
+    const healthy = all.filter(during(0, healthyUntil));
+    expect(healthy.length).toBeGreaterThan(0);
+    expect(healthy.every((s) => !s.failedOver && s.allowed)).toBe(true);
+    // No decision ever waited longer than the timeout (plus scheduling slack).
+    expect(Math.max(...all.map((s) => s.latencyMs))).toBeLessThanOrEqual(BOUND_MS);
+    for (const [from, to] of [
+      [downFrom, downUntil],
+      [frozenFrom, frozenUntil],
+    ] as const) {
+      const open = samples.allow.filter(during(from, to));
+      const closed = samples.deny.filter(during(from, to));
+      expect(open.length).toBeGreaterThan(0);
+      expect(closed.length).toBeGreaterThan(0);
+      // Fail open admits, fail closed refuses: every decision made while the server was out.
+      expect(open.every((s) => s.failedOver && s.allowed)).toBe(true);
+      expect(closed.every((s) => s.failedOver && !s.allowed)).toBe(true);
+    }
+    expect(thrown).toBeInstanceOf(RateKitError);
+    expect((thrown as RateKitError).code).toBe('ERR_RATEKIT_STORE');
+    // After each recovery, real decisions again, from the same pool and store.
+    for (const [from, to] of [
+      [recoveredAt, frozenFrom],
+      [secondRecovery, Infinity],
+    ] as const) {
+      const after = samples.allow.filter(during(from, to));
+      expect(after.length).toBeGreaterThan(0);
+      expect(after.every((s) => !s.failedOver && s.allowed)).toBe(true);
+    }
+    // Nothing was lost or double-counted: the state kept every charge the database made.
+    const peeked = await limiters.allow.peek('k');
+    expect(peeked.limits[0]!.remaining).toBe(LIMIT - charged.get('open')!);
+  }, 90_000);
 });

@@ -312,16 +312,7 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[]) WITH
       .query({
         name: evaluateName,
         text: evaluateText,
-        values: [
-          encodeText(request.namespace),
-          encodeText(request.key),
-          mode,
-          cost,
-          clock === 'caller' ? request.nowMs : null,
-          shape.ids,
-          shape.algorithms,
-          shape.params,
-        ],
+        values: [encodeText(request.namespace), encodeText(request.key), mode, cost, clock === 'caller' ? request.nowMs : null, shape.ids, shape.algorithms, shape.params],
       })
       .catch((error: unknown) => {
         throw explain(error, names.label);

@@ -63,8 +63,13 @@ async function run(fn) {
   await Promise.all(Array.from({ length: INFLIGHT }, worker));
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
   const stats = await commandStats();
-  let calls = 0, usec = 0;
-  for (const name of ['fcall', 'evalsha', 'eval']) if (stats[name]) { calls += stats[name].calls; usec += stats[name].usec; }
+  let calls = 0,
+    usec = 0;
+  for (const name of ['fcall', 'evalsha', 'eval'])
+    if (stats[name]) {
+      calls += stats[name].calls;
+      usec += stats[name].usec;
+    }
   return { perSec: N / s, usecPerCall: usec / calls, calls };
 }
 
@@ -108,7 +113,9 @@ const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2
 console.log(`n=${N} rounds=${ROUNDS} in flight=${INFLIGHT}; median (min–max) over rounds`);
 console.log('contender'.padEnd(32), 'usec_per_call'.padEnd(22), 'ratio to trivial (adjacent)'.padEnd(28), 'decisions/s');
 for (const [name, rs] of Object.entries(results)) {
-  const u = rs.map((r) => r.usecPerCall), q = rs.map((r) => r.ratio), p = rs.map((r) => r.perSec);
+  const u = rs.map((r) => r.usecPerCall),
+    q = rs.map((r) => r.ratio),
+    p = rs.map((r) => r.perSec);
   const f = (xs, d) => `${median(xs).toFixed(d)} (${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)})`;
   console.log(name.padEnd(32), f(u, 2).padEnd(22), f(q, 2).padEnd(28), f(p, 0));
 }

@@ -26,7 +26,9 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function server(port, ...args) {
   const dir = mkdtempSync(join(tmpdir(), 'ratekit-wait-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--repl-diskless-sync-delay', '0', ...args], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--repl-diskless-sync-delay', '0', ...args], {
+    stdio: 'ignore',
+  });
   process.once('exit', () => child.kill('SIGKILL'));
   return child;
 }

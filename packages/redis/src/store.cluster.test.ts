@@ -1,5 +1,16 @@
 import type { RateLimitStore } from '@ratekit/core';
-import { ask, type ClusterNode, describeWithService, freshNamespace, limits, parseClusterNodes, redisClusterService, testCoalescing, testRefusalCacheDifferential, testStore } from '@ratekit/test-utils';
+import {
+  ask,
+  type ClusterNode,
+  describeWithService,
+  freshNamespace,
+  limits,
+  parseClusterNodes,
+  redisClusterService,
+  testCoalescing,
+  testRefusalCacheDifferential,
+  testStore,
+} from '@ratekit/test-utils';
 import { Cluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { DECISION_FUNCTION } from './scripts.js';
@@ -21,7 +32,10 @@ const CLUSTER_CLIENTS = {
     return { client: cluster satisfies RedisClientLike, close: () => cluster.close().then(() => undefined) };
   },
   'ioredis Cluster': async (nodes: readonly ClusterNode[]) => {
-    const cluster = new Cluster(nodes.map((node) => ({ host: node.host, port: node.port })), { enableAutoPipelining: true });
+    const cluster = new Cluster(
+      nodes.map((node) => ({ host: node.host, port: node.port })),
+      { enableAutoPipelining: true },
+    );
     await new Promise<void>((resolve, reject) => cluster.once('ready', resolve).once('error', reject));
     return { client: cluster satisfies RedisClientLike, close: () => cluster.quit().then(() => undefined) };
   },

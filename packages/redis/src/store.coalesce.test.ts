@@ -79,7 +79,13 @@ describe('redisStore coalescing options', () => {
   });
 
   it('a client that throws instead of rejecting fails the decisions of the batch, and nothing is thrown from the check phase', async () => {
-    const throwing = { ...fakeNodeRedis, sendCommand: async () => '', fCall: () => { throw new Error('The client is closed'); } };
+    const throwing = {
+      ...fakeNodeRedis,
+      sendCommand: async () => '',
+      fCall: () => {
+        throw new Error('The client is closed');
+      },
+    };
     const store = redisStore({ client: throwing });
     const request = { key: 'k', namespace: 'n', limits: limits({ limit: 5, windowMs: 1_000 }), cost: 1, mode: 'consume' as const, nowMs: 0 };
     const asked: Array<Promise<unknown>> = [];
@@ -148,7 +154,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         expect((await commandCalls(admin)).fcall).toBe(2);
       });
 
-      it('under load, one FCALL per iteration: after an iteration whose decisions joined its first, the next one\'s first waits with them; an iteration of one decision opens again', async () => {
+      it("under load, one FCALL per iteration: after an iteration whose decisions joined its first, the next one's first waits with them; an iteration of one decision opens again", async () => {
         const { client, called } = spied(connection.client);
         const store = redisStore({ client });
         const ns = freshNamespace();

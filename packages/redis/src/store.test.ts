@@ -1,5 +1,19 @@
 import { createLimiter, RateKitOptionError, type RateLimitStore, resolveLimit } from '@ratekit/core';
-import { ask, askInTurn, blockingLimit, describeWithService, freshNamespace, limits, privateRedisService, redisService, T0, testCoalescing, testDifferential, testRefusalCacheDifferential, testStore } from '@ratekit/test-utils';
+import {
+  ask,
+  askInTurn,
+  blockingLimit,
+  describeWithService,
+  freshNamespace,
+  limits,
+  privateRedisService,
+  redisService,
+  T0,
+  testCoalescing,
+  testDifferential,
+  testRefusalCacheDifferential,
+  testStore,
+} from '@ratekit/test-utils';
 import { type Cluster, Redis } from 'ioredis';
 import { createClient, type createCluster } from 'redis';
 import { DECISION_FUNCTION, DECISION_SCRIPT_SHA, TTL_SLACK_MS } from './scripts.js';
@@ -81,9 +95,7 @@ describe('redisStore options', () => {
       // A reply claiming admission on a fixed window whose single unit is already used.
       const lying = { ...fakeNodeRedis, evalSha: async () => `${T0} 1 ${T0},1` };
       const store = redisStore({ client: lying, clock: 'caller' });
-      await expect(ask(store, { namespace: '', limits: limits({ limit: 1, windowMs: 60_000 }) })).rejects.toThrow(
-        /script admitted a request that @ratekit\/core refuses/,
-      );
+      await expect(ask(store, { namespace: '', limits: limits({ limit: 1, windowMs: 60_000 }) })).rejects.toThrow(/script admitted a request that @ratekit\/core refuses/);
     });
   });
 
@@ -319,24 +331,27 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
           // The expiry layout: INCR makes the key, PTTL finds no TTL, PEXPIRE starts the window; no TIME.
           ['one fixed window in the expiry layout', limits({ limit: 10, windowMs: 60_000 }), { incr: 1, pttl: 1, pexpire: 1 }],
           ['one GCRA in the expiry layout', limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 }), { pttl: 1, set: 1 }],
-        ] as const)('%s: exactly one command (FCALL) per decision, counted by INFO commandstats; two for all of an iteration when coalesced (the first, then the batch)', async (_, policy, perDecision) => {
-          const ns = freshNamespace();
-          const n = 25;
-          const inside = (times: number) => Object.fromEntries(Object.entries(perDecision).map(([name, calls]) => [name, calls * times]));
-          const lone = redisStore({ client: connection.client, prefix: 'ratekit-rt:', coalesce: false });
-          await ask(lone, { namespace: ns, limits: policy, key: 'warm' }); // reads the server's time once, as `store` did
-          await admin.configResetStat();
-          const decisions = await Promise.all(Array.from({ length: n }, (_, i) => ask(lone, { namespace: ns, limits: policy, key: `k${i}` })));
-          expect(decisions.every((d) => d.allowed)).toBe(true);
-          expect(await commandCalls(admin)).toEqual({ fcall: n, ...inside(n) });
-          // Coalesced (the default): of the same decisions asked in one iteration, the first goes at once, the others in one FCALL.
-          // (An iteration of one decision first: the store is open, whatever the tests before left it in.)
-          await ask(store, { namespace: ns, limits: policy, key: 'open' });
-          await admin.configResetStat();
-          const coalesced = await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `c${i}` })));
-          expect(coalesced.every((d) => d.allowed)).toBe(true);
-          expect(await commandCalls(admin)).toEqual({ fcall: 2, ...inside(n) });
-        });
+        ] as const)(
+          '%s: exactly one command (FCALL) per decision, counted by INFO commandstats; two for all of an iteration when coalesced (the first, then the batch)',
+          async (_, policy, perDecision) => {
+            const ns = freshNamespace();
+            const n = 25;
+            const inside = (times: number) => Object.fromEntries(Object.entries(perDecision).map(([name, calls]) => [name, calls * times]));
+            const lone = redisStore({ client: connection.client, prefix: 'ratekit-rt:', coalesce: false });
+            await ask(lone, { namespace: ns, limits: policy, key: 'warm' }); // reads the server's time once, as `store` did
+            await admin.configResetStat();
+            const decisions = await Promise.all(Array.from({ length: n }, (_, i) => ask(lone, { namespace: ns, limits: policy, key: `k${i}` })));
+            expect(decisions.every((d) => d.allowed)).toBe(true);
+            expect(await commandCalls(admin)).toEqual({ fcall: n, ...inside(n) });
+            // Coalesced (the default): of the same decisions asked in one iteration, the first goes at once, the others in one FCALL.
+            // (An iteration of one decision first: the store is open, whatever the tests before left it in.)
+            await ask(store, { namespace: ns, limits: policy, key: 'open' });
+            await admin.configResetStat();
+            const coalesced = await Promise.all(Array.from({ length: n }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `c${i}` })));
+            expect(coalesced.every((d) => d.allowed)).toBe(true);
+            expect(await commandCalls(admin)).toEqual({ fcall: 2, ...inside(n) });
+          },
+        );
 
         it('a peek reads the clock and the state, and writes nothing', async () => {
           const ns = freshNamespace();
@@ -468,7 +483,13 @@ describeWithService(privateRedisService, 'redisStore round trips (on a Redis of 
             const policy = limits({ ...blockingLimit(one), name: 'a' }, { ...blockingLimit(two), limit: 3, name: 'b' });
             const key = `${one}+${two}`;
             const seen = [];
-            for (const [atMs, cost] of [[0, 1], [0, 1], [0, 1], [2_000, 1], [5_000, 1]] as const) {
+            for (const [atMs, cost] of [
+              [0, 1],
+              [0, 1],
+              [0, 1],
+              [2_000, 1],
+              [5_000, 1],
+            ] as const) {
               const d = await ask(scripted, { namespace: ns, key, limits: policy, cost, nowMs: T0 + atMs });
               seen.push([atMs, d.allowed, d.retryAfterMs, d.limits.map((l) => l.remaining)]);
             }

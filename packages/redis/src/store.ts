@@ -12,15 +12,7 @@ import {
   unnamedLimitId,
 } from '@ratekit/core';
 import calculateSlot from 'cluster-key-slot';
-import {
-  DECISION_BATCH_FUNCTION,
-  DECISION_BATCH_SCRIPT,
-  DECISION_BATCH_SCRIPT_SHA,
-  DECISION_FUNCTION,
-  DECISION_LIBRARY,
-  DECISION_SCRIPT,
-  DECISION_SCRIPT_SHA,
-} from './scripts.js';
+import { DECISION_BATCH_FUNCTION, DECISION_BATCH_SCRIPT, DECISION_BATCH_SCRIPT_SHA, DECISION_FUNCTION, DECISION_LIBRARY, DECISION_SCRIPT, DECISION_SCRIPT_SHA } from './scripts.js';
 
 const STORE_NAME = 'redis';
 
@@ -341,10 +333,7 @@ function transport(client: unknown): Transport {
       // A node-redis Sentinel client (createSentinel) takes whether the command is read-only first.
       const sentinel = typeof c.getMasterNode === 'function';
       return {
-        fcall:
-          typeof nodeRedis.fCall === 'function' && typeof sendCommand === 'function'
-            ? (keys, argument) => nodeRedis.fCall!(DECISION_FUNCTION, { keys, arguments: [argument] })
-            : undefined,
+        fcall: typeof nodeRedis.fCall === 'function' && typeof sendCommand === 'function' ? (keys, argument) => nodeRedis.fCall!(DECISION_FUNCTION, { keys, arguments: [argument] }) : undefined,
         load: (key) => {
           const command = ['FUNCTION', 'LOAD', DECISION_LIBRARY];
           if (cluster) return sendCommand!.call(client, key, false, command);
@@ -593,7 +582,14 @@ function policyArguments(limits: readonly ResolvedLimit[]): PolicyArguments {
       // An unnamed limit's id (the only kind in the layout) holds no `{` or `}`: the key's hash tag stays the tag.
       if (expiry) expiryIds.push(`${Buffer.byteLength(limit.id)}:${limit.id}`);
     }
-    args = { limits: tail, serverLimits: serverTail, consumeOne: `consume 1 -${serverTail}`, expiryIds, expiryOnly: limits.length === 1 && expiryIds.length === 1, allExpiry: expiryIds.length === limits.length };
+    args = {
+      limits: tail,
+      serverLimits: serverTail,
+      consumeOne: `consume 1 -${serverTail}`,
+      expiryIds,
+      expiryOnly: limits.length === 1 && expiryIds.length === 1,
+      allExpiry: expiryIds.length === limits.length,
+    };
     argumentCache.set(limits, args);
   }
   return args;
@@ -679,11 +675,7 @@ function decide(reply: unknown, limits: readonly ResolvedLimit[], mode: Evaluate
   const from0 = relative ? 1 : 0;
   const slash = text.indexOf('/');
   const clockMs =
-    from0 === space
-      ? Number.NaN
-      : slash === -1 || slash > space
-        ? Number(text.slice(from0, space))
-        : Number(text.slice(from0, slash)) * 1000 + Math.floor(Number(text.slice(slash + 1, space)) / 1000);
+    from0 === space ? Number.NaN : slash === -1 || slash > space ? Number(text.slice(from0, space)) : Number(text.slice(from0, slash)) * 1000 + Math.floor(Number(text.slice(slash + 1, space)) / 1000);
   if (relative && from0 !== space) {
     serverTime.offsetMs = clockMs - callerNowMs;
     serverTime.readAtMs = callerNowMs;

@@ -53,9 +53,7 @@ async function measure(nodes, intervalMs) {
   // Delivery is timed on every message: publish time by message text (unique: node id + sequence), read by the receivers.
   const sentAt = new Map();
   const delivery = { maxMs: 0 };
-  const stores = clients.map((client, i) =>
-    syncedStore({ transport: timed(redisTransport({ client, channel }), sentAt, delivery), nodeId: `n${i}`, syncIntervalMs: intervalMs }),
-  );
+  const stores = clients.map((client, i) => syncedStore({ transport: timed(redisTransport({ client, channel }), sentAt, delivery), nodeId: `n${i}`, syncIntervalMs: intervalMs }));
   await Promise.all(stores.map((s) => s.ready));
   try {
     const result = await runLoad(stores);

@@ -101,31 +101,44 @@ describe('syncedStore', () => {
       const { store } = node();
       const policy = [fixed(5, 1_000, 'a'), resolveLimit({ algorithm, limit: 5, windowMs: 1_000, name: 'b' })];
       expect(() => ask(store, policy, T0)).toThrow(RateKitOptionError);
-      expect(() => ask(store, policy, T0)).toThrow(
-        new RegExp(`Expected \`limits\\[1\\]\\.algorithm\` to be one of 'fixed-window', 'sliding-window' .*, got "${algorithm}"`),
-      );
+      expect(() => ask(store, policy, T0)).toThrow(new RegExp(`Expected \`limits\\[1\\]\\.algorithm\` to be one of 'fixed-window', 'sliding-window' .*, got "${algorithm}"`));
       expect(ask(store, [policy[0]!], T0, { mode: 'peek' }).remaining).toBe(5);
     });
 
-    it.each(['fixed-window', 'sliding-window'] as const)('%s with blockDurationMs: refused with a coded option error naming blockDurationMs, when the limiter is built and on evaluate', (algorithm) => {
-      const { node } = setup();
-      const { store } = node();
-      expect(() => createLimiter({ limits: [{ limit: 5, windowMs: 1_000 }, { algorithm, limit: 5, windowMs: 1_000, blockDurationMs: 60_000 }], store })).toThrow(
-        expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'limits[1].blockDurationMs', received: 60_000 }),
-      );
-      const policy = [fixed(5, 1_000, 'a'), resolveLimit({ algorithm, limit: 5, windowMs: 1_000, name: 'b', blockDurationMs: 60_000 })];
-      expect(() => ask(store, policy, T0)).toThrow(/Expected `limits\[1\]\.blockDurationMs` to be 0 or unset .*, got 60000/);
-      expect(ask(store, [policy[0]!], T0, { mode: 'peek' }).remaining).toBe(5);
-      // 0 is no block: accepted.
-      expect(() => createLimiter({ limits: { algorithm, limit: 5, windowMs: 1_000, blockDurationMs: 0 }, store })).not.toThrow();
-    });
+    it.each(['fixed-window', 'sliding-window'] as const)(
+      '%s with blockDurationMs: refused with a coded option error naming blockDurationMs, when the limiter is built and on evaluate',
+      (algorithm) => {
+        const { node } = setup();
+        const { store } = node();
+        expect(() =>
+          createLimiter({
+            limits: [
+              { limit: 5, windowMs: 1_000 },
+              { algorithm, limit: 5, windowMs: 1_000, blockDurationMs: 60_000 },
+            ],
+            store,
+          }),
+        ).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'limits[1].blockDurationMs', received: 60_000 }));
+        const policy = [fixed(5, 1_000, 'a'), resolveLimit({ algorithm, limit: 5, windowMs: 1_000, name: 'b', blockDurationMs: 60_000 })];
+        expect(() => ask(store, policy, T0)).toThrow(/Expected `limits\[1\]\.blockDurationMs` to be 0 or unset .*, got 60000/);
+        expect(ask(store, [policy[0]!], T0, { mode: 'peek' }).remaining).toBe(5);
+        // 0 is no block: accepted.
+        expect(() => createLimiter({ limits: { algorithm, limit: 5, windowMs: 1_000, blockDurationMs: 0 }, store })).not.toThrow();
+      },
+    );
 
     it('fails when the limiter is built, naming the limit, for static limits', () => {
       const { node } = setup();
       const store = node().store;
-      expect(() => createLimiter({ limits: [{ limit: 5, windowMs: 1_000 }, { algorithm: 'gcra', limit: 5, windowMs: 1_000 }], store })).toThrow(
-        /Expected `limits\[1\]\.algorithm` to be one of 'fixed-window', 'sliding-window'/,
-      );
+      expect(() =>
+        createLimiter({
+          limits: [
+            { limit: 5, windowMs: 1_000 },
+            { algorithm: 'gcra', limit: 5, windowMs: 1_000 },
+          ],
+          store,
+        }),
+      ).toThrow(/Expected `limits\[1\]\.algorithm` to be one of 'fixed-window', 'sliding-window'/);
     });
 
     it('fails with a coded option error, not a store error, when a dynamic limits function first returns one', () => {
@@ -370,7 +383,13 @@ describe('syncedStore', () => {
 
     it('agree once every node has synced, whatever the interleaving of requests and syncs (addition commutes)', async () => {
       const op = fc.oneof(
-        fc.record({ kind: fc.constant('ask' as const), node: fc.integer({ min: 0, max: 2 }), key: fc.constantFrom('x', 'y'), cost: fc.integer({ min: 0, max: 3 }), mode: fc.constantFrom<EvaluateMode>('consume', 'consume', 'refund') }),
+        fc.record({
+          kind: fc.constant('ask' as const),
+          node: fc.integer({ min: 0, max: 2 }),
+          key: fc.constantFrom('x', 'y'),
+          cost: fc.integer({ min: 0, max: 3 }),
+          mode: fc.constantFrom<EvaluateMode>('consume', 'consume', 'refund'),
+        }),
         fc.record({ kind: fc.constant('sync' as const), node: fc.integer({ min: 0, max: 2 }) }),
       );
       await fc.assert(
@@ -468,7 +487,7 @@ describe('syncedStore', () => {
       expect([remaining('k1'), remaining('k2'), remaining('k3')]).toEqual([0, 0, 1]);
     });
 
-    it("loses what peers published while this node was not listening, and counts the missed messages from the gap in their sequence", async () => {
+    it('loses what peers published while this node was not listening, and counts the missed messages from the gap in their sequence', async () => {
       const { node } = setup();
       const a = node();
       const b = node();
@@ -599,7 +618,15 @@ const LIBRARIES = {
     const client = new Redis(url, { retryStrategy: () => 50 });
     client.on('error', () => {});
     await new Promise<void>((resolve, reject) => client.once('ready', resolve).once('error', reject));
-    return { client, ready: () => client.status === 'ready', close: () => client.quit().then(() => undefined, () => client.disconnect()) };
+    return {
+      client,
+      ready: () => client.status === 'ready',
+      close: () =>
+        client.quit().then(
+          () => undefined,
+          () => client.disconnect(),
+        ),
+    };
   },
 } as const;
 type Library = keyof typeof LIBRARIES;

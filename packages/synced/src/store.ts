@@ -395,7 +395,9 @@ export function syncedStore(options: SyncedStoreOptions): SyncedStore {
       } catch (error) {
         counts.publishFailures++;
         for (let i = at; i < batch.length; i++) restore(batch[i]!);
-        onError(new RateKitError('ERR_RATEKIT_STORE', `The synced store could not publish its usage (kept for the next sync): ${error instanceof Error ? error.message : String(error)}`, { cause: error }));
+        onError(
+          new RateKitError('ERR_RATEKIT_STORE', `The synced store could not publish its usage (kept for the next sync): ${error instanceof Error ? error.message : String(error)}`, { cause: error }),
+        );
         return;
       }
       seq++;

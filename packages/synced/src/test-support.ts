@@ -88,20 +88,14 @@ export interface SimulationOptions {
  * (delivery is instant). Returns how many requests were admitted in all.
  * Deterministic: no timers, no real clock.
  */
-export async function simulateWindow(
-  syncedStore: typeof import('./store.js').syncedStore,
-  resolveLimit: typeof import('@ratekit/core').resolveLimit,
-  options: SimulationOptions,
-): Promise<number> {
+export async function simulateWindow(syncedStore: typeof import('./store.js').syncedStore, resolveLimit: typeof import('@ratekit/core').resolveLimit, options: SimulationOptions): Promise<number> {
   const windowMs = options.windowMs ?? 1_000;
   const start = Math.ceil(1_700_000_000_000 / windowMs) * windowMs;
   let t = start;
   const bus = new MemoryBus();
   const limits = [resolveLimit({ limit: options.limit, windowMs })];
   // No timers: syncs are driven by the loop below.
-  const stores = Array.from({ length: options.nodes }, (_, i) =>
-    syncedStore({ transport: bus.transport(), nodeId: `n${i}`, now: () => t, syncIntervalMs: 0, pruneIntervalMs: 0, maxKeys: 16 }),
-  );
+  const stores = Array.from({ length: options.nodes }, (_, i) => syncedStore({ transport: bus.transport(), nodeId: `n${i}`, now: () => t, syncIntervalMs: 0, pruneIntervalMs: 0, maxKeys: 16 }));
   const sent = stores.map(() => 0);
   let admitted = 0;
   for (let step = 1; step < windowMs; step++) {

@@ -161,12 +161,7 @@ type NodeRedisOwned = NodeRedisPubSubLike &
     destroy?(): void;
   };
 
-function nodeRedisTransport(
-  client: NodeRedisPubSubLike,
-  given: NodeRedisPubSubLike | undefined,
-  channel: string,
-  onError: (error: RateKitError) => void,
-): SyncTransport {
+function nodeRedisTransport(client: NodeRedisPubSubLike, given: NodeRedisPubSubLike | undefined, channel: string, onError: (error: RateKitError) => void): SyncTransport {
   let owned: NodeRedisOwned | undefined;
   let subscriber = given;
   let listener: ((message: string) => void) | undefined;

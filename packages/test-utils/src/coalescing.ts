@@ -109,7 +109,14 @@ export async function compareTurns(store: RateLimitStore, reference: RateLimitSt
   const base = freshNamespace('coalesce');
   const policies = schedule.policies.map((p) => p.map((l, i) => resolveLimit(l, `limits[${i}]`)));
   // The reference's namespaces are its own, should both stores share a server.
-  const requestOf = (r: TurnRequest, nowMs: number, side: string): EvaluateRequest => ({ key: `k${r.key}`, namespace: `${base}-${side}${r.policy}`, limits: policies[r.policy]!, cost: r.cost, mode: r.mode, nowMs });
+  const requestOf = (r: TurnRequest, nowMs: number, side: string): EvaluateRequest => ({
+    key: `k${r.key}`,
+    namespace: `${base}-${side}${r.policy}`,
+    limits: policies[r.policy]!,
+    cost: r.cost,
+    mode: r.mode,
+    nowMs,
+  });
   let nowMs = schedule.startMs;
   try {
     for (let t = 0; t < schedule.turns.length; t++) {

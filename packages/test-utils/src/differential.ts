@@ -183,11 +183,7 @@ export function requestsArbitrary(maxLength = 40): fc.Arbitrary<ScheduledRequest
       { arbitrary: fc.integer({ min: 0, max: 5_000 }), weight: 3 },
       { arbitrary: fc.integer({ min: 0, max: 4_000_000 }), weight: 1 },
     ),
-    cost: fc.oneof(
-      { arbitrary: fc.constant(1), weight: 6 },
-      { arbitrary: fc.integer({ min: 0, max: 5 }), weight: 3 },
-      { arbitrary: fc.constantFrom(0.5, 1.5, 0.1, 2.25), weight: 1 },
-    ),
+    cost: fc.oneof({ arbitrary: fc.constant(1), weight: 6 }, { arbitrary: fc.integer({ min: 0, max: 5 }), weight: 3 }, { arbitrary: fc.constantFrom(0.5, 1.5, 0.1, 2.25), weight: 1 }),
     mode: fc.oneof(
       { arbitrary: fc.constant<EvaluateMode>('consume'), weight: 8 },
       { arbitrary: fc.constant<EvaluateMode>('peek'), weight: 1 },

@@ -10,15 +10,7 @@
  */
 export { ALGORITHM_TIMELINES, ask, askInTurn, BLOCK_TIMELINE, blockingLimit, freshNamespace, limits, T0, testStore } from './test-store.js';
 export type { Ask, StoreTestContext, TestStoreOptions, TimelineRow } from './test-store.js';
-export {
-  compareSchedule,
-  differ,
-  limitArbitrary,
-  mixedScheduleArbitrary,
-  requestsArbitrary,
-  scheduleArbitrary,
-  testDifferential,
-} from './differential.js';
+export { compareSchedule, differ, limitArbitrary, mixedScheduleArbitrary, requestsArbitrary, scheduleArbitrary, testDifferential } from './differential.js';
 export type { ArbitraryOptions, DifferentialOptions, Schedule, ScheduledRequest } from './differential.js';
 export { cacheScheduleArbitrary, compareWithRefusalCache, sharedMemoryStore, testRefusalCacheDifferential } from './refusal-cache-differential.js';
 export type { CacheOperation, CacheRunCounts, CacheSchedule, RefusalCacheDifferentialOptions } from './refusal-cache-differential.js';

@@ -112,4 +112,3 @@ async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise
   await exited;
   clearTimeout(timer);
 }
-

@@ -259,4 +259,3 @@ function childrenOf(pid: number): number[] {
   }
   return found;
 }
-

@@ -159,9 +159,20 @@ async function startNode(binary: string, nodeTimeoutMs: number, args: readonly s
   return onFreePort(undefined, (busPort) =>
     startRedis({
       binary,
-      args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-port', String(busPort), '--cluster-node-timeout', String(nodeTimeoutMs),
+      args: [
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-port',
+        String(busPort),
+        '--cluster-node-timeout',
+        String(nodeTimeoutMs),
         // A replica's first sync starts at once, not after the default 5 s wait for more replicas.
-        '--repl-diskless-sync-delay', '0', ...args],
+        '--repl-diskless-sync-delay',
+        '0',
+        ...args,
+      ],
     }),
   );
 }

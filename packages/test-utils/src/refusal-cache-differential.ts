@@ -129,8 +129,7 @@ export function testRefusalCacheDifferential(options: RefusalCacheDifferentialOp
 export async function compareWithRefusalCache(store: RateLimitStore, schedule: CacheSchedule, counts?: CacheRunCounts): Promise<void> {
   let nowMs = schedule.startMs;
   const now = () => nowMs;
-  const build = (refusalCache: boolean): Limiter =>
-    createLimiter({ limits: schedule.limits, store, prefix: freshNamespace('rc'), now, refusalCache, storeTimeoutMs: Number.POSITIVE_INFINITY });
+  const build = (refusalCache: boolean): Limiter => createLimiter({ limits: schedule.limits, store, prefix: freshNamespace('rc'), now, refusalCache, storeTimeoutMs: Number.POSITIVE_INFINITY });
   const cached = build(true);
   const plain = build(false);
   const keys = new Set<string>();
@@ -207,25 +206,27 @@ export function cacheScheduleArbitrary(algorithms: readonly AlgorithmName[]): fc
     gapMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 500 })),
     reset: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
   });
-  return fc.record({
-    // Plain and blocking limits (the cache keeps their refusals, a block's until it ends) as well as any.
-    limits: fc.tuple(
-      ...algorithms.map((a, i) =>
-        fc
-          .tuple(limitArbitrary(a, named ? `l${i}` : undefined), fc.constantFrom('plain', 'blocking', 'drawn'), fc.integer({ min: 1, max: 3_000 }))
-          .map(([limit, kind, permille]) => (kind === 'drawn' ? limit : kind === 'plain' ? withoutPenalties(limit) : blocking(limit, permille))),
+  return fc
+    .record({
+      // Plain and blocking limits (the cache keeps their refusals, a block's until it ends) as well as any.
+      limits: fc.tuple(
+        ...algorithms.map((a, i) =>
+          fc
+            .tuple(limitArbitrary(a, named ? `l${i}` : undefined), fc.constantFrom('plain', 'blocking', 'drawn'), fc.integer({ min: 1, max: 3_000 }))
+            .map(([limit, kind, permille]) => (kind === 'drawn' ? limit : kind === 'plain' ? withoutPenalties(limit) : blocking(limit, permille))),
+        ),
       ),
-    ),
-    startMs: fc.integer({ min: 0, max: 86_400_000 }).map((offset) => 1_700_000_000_000 + offset),
-    steps: fc.array(step, { minLength: 1, maxLength: 30 }),
-  }).map(({ limits, startMs, steps }) => {
-    const operations: CacheOperation[] = [];
-    for (const { request, key, repeat, gapMs, reset } of steps) {
-      if (reset) operations.push({ dtMs: request.dtMs, key, cost: 0, mode: 'reset' });
-      for (let r = 0; r < repeat; r++) operations.push({ dtMs: r === 0 ? request.dtMs : gapMs, key, cost: request.cost, mode: request.mode });
-    }
-    return { limits, startMs, operations };
-  });
+      startMs: fc.integer({ min: 0, max: 86_400_000 }).map((offset) => 1_700_000_000_000 + offset),
+      steps: fc.array(step, { minLength: 1, maxLength: 30 }),
+    })
+    .map(({ limits, startMs, steps }) => {
+      const operations: CacheOperation[] = [];
+      for (const { request, key, repeat, gapMs, reset } of steps) {
+        if (reset) operations.push({ dtMs: request.dtMs, key, cost: 0, mode: 'reset' });
+        for (let r = 0; r < repeat; r++) operations.push({ dtMs: r === 0 ? request.dtMs : gapMs, key, cost: request.cost, mode: request.mode });
+      }
+      return { limits, startMs, operations };
+    });
 }
 
 function withoutPenalties(limit: LimitOptions): LimitOptions {

@@ -31,10 +31,7 @@ export interface ServiceDefinition {
 }
 
 /** Where the tests' server comes from, or why there is none. */
-export type ServiceSource =
-  | { readonly kind: 'env'; readonly url: string }
-  | { readonly kind: 'binary'; readonly path: string }
-  | { readonly kind: 'missing'; readonly reason: string };
+export type ServiceSource = { readonly kind: 'env'; readonly url: string } | { readonly kind: 'binary'; readonly path: string } | { readonly kind: 'missing'; readonly reason: string };
 
 /** True when running in CI (the `CI` environment variable is set to anything but `0` or `false`). */
 export function inCI(): boolean {
@@ -44,9 +41,7 @@ export function inCI(): boolean {
 
 /** Finds an executable by name on `PATH`, then in `fallbackDirs`; an absolute path is checked as it is. */
 export function findBinary(binary: string, fallbackDirs: readonly string[] = ['/usr/bin', '/usr/local/bin', '/usr/sbin']): string | undefined {
-  const candidates = binary.includes('/')
-    ? [binary]
-    : [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), ...fallbackDirs].map((dir) => join(dir, binary));
+  const candidates = binary.includes('/') ? [binary] : [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), ...fallbackDirs].map((dir) => join(dir, binary));
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);

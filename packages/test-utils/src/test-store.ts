@@ -1,15 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import {
-  type AlgorithmName,
-  type Decision,
-  type EvaluateMode,
-  type LimitOptions,
-  type MaybePromise,
-  type RateLimitStore,
-  type ResolvedLimit,
-  resolveLimit,
-} from '@ratekit/core';
+import { type AlgorithmName, type Decision, type EvaluateMode, type LimitOptions, type MaybePromise, type RateLimitStore, type ResolvedLimit, resolveLimit } from '@ratekit/core';
 
 /** Options of {@link testStore}. */
 export interface TestStoreOptions {
@@ -326,20 +317,17 @@ export function testStore(options: TestStoreOptions): void {
         expect(refusedPeek.retryAfterMs).toBeGreaterThan(0);
       });
 
-      it.each(['fixed-window', 'sliding-window', 'sliding-log', 'token-bucket', 'gcra'] as const)(
-        '%s: refund gives the cost back, never beyond full',
-        async (algorithm) => {
-          const namespace = freshNamespace();
-          const policy = limits({ algorithm, limit: 4, windowMs: HOUR });
-          await ask(store(), { namespace, limits: policy, cost: 3 });
-          const refunded = await ask(store(), { namespace, limits: policy, mode: 'refund', cost: 2 });
-          expect(refunded).toMatchObject({ allowed: true, remaining: 3, cost: 0 });
-          const overRefunded = await ask(store(), { namespace, limits: policy, mode: 'refund', cost: 10 });
-          expect(overRefunded.remaining).toBe(4);
-          expect((await ask(store(), { namespace, limits: policy, cost: 4 })).allowed).toBe(true);
-          expect((await ask(store(), { namespace, limits: policy })).allowed).toBe(false);
-        },
-      );
+      it.each(['fixed-window', 'sliding-window', 'sliding-log', 'token-bucket', 'gcra'] as const)('%s: refund gives the cost back, never beyond full', async (algorithm) => {
+        const namespace = freshNamespace();
+        const policy = limits({ algorithm, limit: 4, windowMs: HOUR });
+        await ask(store(), { namespace, limits: policy, cost: 3 });
+        const refunded = await ask(store(), { namespace, limits: policy, mode: 'refund', cost: 2 });
+        expect(refunded).toMatchObject({ allowed: true, remaining: 3, cost: 0 });
+        const overRefunded = await ask(store(), { namespace, limits: policy, mode: 'refund', cost: 10 });
+        expect(overRefunded.remaining).toBe(4);
+        expect((await ask(store(), { namespace, limits: policy, cost: 4 })).allowed).toBe(true);
+        expect((await ask(store(), { namespace, limits: policy })).allowed).toBe(false);
+      });
     });
 
     describe(`reset${options.resetKeyNeedsLimits ? ' (given the policy)' : ''}`, () => {
@@ -647,17 +635,14 @@ export function testStore(options: TestStoreOptions): void {
           expect((await ask(store(), { namespace, limits: policy, nowMs: T0 + 1_000 })).allowed).toBe(true);
         });
 
-        it.each(['fixed-window', 'sliding-window', 'sliding-log', 'token-bucket', 'gcra', 'delay'] as const)(
-          '%s: an exhausted key left idle long enough is as good as new',
-          async (algorithm) => {
-            const namespace = freshNamespace();
-            const policy = limits({ algorithm, limit: 3, windowMs: 1_000, ...(algorithm === 'delay' ? { burst: 3, maxDelayMs: 0 } : {}) });
-            for (let i = 0; i < 3; i++) await ask(store(), { namespace, limits: policy });
-            expect((await ask(store(), { namespace, limits: policy })).allowed).toBe(false);
-            const later = await ask(store(), { namespace, limits: policy, nowMs: T0 + 10_000 });
-            expect([later.allowed, later.remaining]).toEqual([true, 2]);
-          },
-        );
+        it.each(['fixed-window', 'sliding-window', 'sliding-log', 'token-bucket', 'gcra', 'delay'] as const)('%s: an exhausted key left idle long enough is as good as new', async (algorithm) => {
+          const namespace = freshNamespace();
+          const policy = limits({ algorithm, limit: 3, windowMs: 1_000, ...(algorithm === 'delay' ? { burst: 3, maxDelayMs: 0 } : {}) });
+          for (let i = 0; i < 3; i++) await ask(store(), { namespace, limits: policy });
+          expect((await ask(store(), { namespace, limits: policy })).allowed).toBe(false);
+          const later = await ask(store(), { namespace, limits: policy, nowMs: T0 + 10_000 });
+          expect([later.allowed, later.remaining]).toEqual([true, 2]);
+        });
 
         it('delay with refusedPenaltyCapMs: a refused consume reports the wait-until it stores (resetMs 7,000, as the peek after it), not the one before (6,000)', async () => {
           const namespace = freshNamespace();

@@ -43,9 +43,7 @@ export function wrongValue(): fc.Arbitrary<unknown> {
 }
 
 /** What building the middleware with one wrong option gave. */
-export type WrongOptionOutcome =
-  | { readonly thrown: unknown }
-  | { readonly responses: ReadonlyArray<{ readonly status: number; readonly headers: Readonly<Record<string, unknown>> }> };
+export type WrongOptionOutcome = { readonly thrown: unknown } | { readonly responses: ReadonlyArray<{ readonly status: number; readonly headers: Readonly<Record<string, unknown>> }> };
 
 export interface WrongOptionsCheck {
   /** The options to fuzz (each is given alone, over the adapter's working defaults). */

@@ -1,18 +1,6 @@
 import fc from 'fast-check';
 import { slidingWindow } from './sliding-window';
-import {
-  admitted,
-  itKeepsTheStepContract,
-  clockedLimiter,
-  costArb,
-  gapsArb,
-  limitOf,
-  replay,
-  rounded,
-  schedule,
-  stepRows,
-  summary,
-} from './test-support';
+import { admitted, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, replay, rounded, schedule, stepRows, summary } from './test-support';
 
 const MINUTE = 60_000;
 const M0 = 28_333_333 * MINUTE; // a minute boundary: windows are aligned to multiples of windowMs since the epoch
@@ -82,7 +70,7 @@ describe('slidingWindow', () => {
   describe('refund', () => {
     const limit = limitOf({ algorithm: 'sliding-window', limit: 10, windowMs: 1_000 });
 
-    it("gives back units of the current window only, never below zero", () => {
+    it('gives back units of the current window only, never below zero', () => {
       expect(slidingWindow.refund([0, 3, 5], limit, 2, 500)).toEqual([0, 3, 3]);
       expect(slidingWindow.refund([0, 3, 5], limit, 10, 500)).toEqual([0, 3, 0]);
       expect(slidingWindow.refund([0, 3, 5], limit, 2, 1_500)).toEqual([1_000, 5, 0]);

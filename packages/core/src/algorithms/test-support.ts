@@ -237,9 +237,7 @@ export function itKeepsTheStepContract<P extends { start: number }>(spec: StepCo
     fc.assert(fc.property(cases, ([p, gaps]) => checkRetryAfter(algorithm, limitFor(p), events(p, gaps), (cost) => spec.neverFits.when(p, cost))));
   });
   it(`never refunds beyond ${spec.refundTitle}`, () => {
-    fc.assert(
-      fc.property(cases, fc.integer({ min: 0, max: spec.maxRefund }), ([p, gaps], amount) => checkRefunds(algorithm, limitFor(p), events(p, gaps), amount)),
-    );
+    fc.assert(fc.property(cases, fc.integer({ min: 0, max: spec.maxRefund }), ([p, gaps], amount) => checkRefunds(algorithm, limitFor(p), events(p, gaps), amount)));
   });
 }
 
@@ -259,10 +257,7 @@ export function maxInWindow(hits: ReadonlyArray<readonly [number, number]>, wind
  * hits: the cost admitted within `[tᵢ, tⱼ]`, with `d = tⱼ − tᵢ` and `first`
  * the cost of hit i, is at most the bound (plus 1e-6 of float slack).
  */
-export function checkIntervalBound(
-  hits: ReadonlyArray<readonly [number, number]>,
-  bound: (d: number, first: number) => number,
-): void {
+export function checkIntervalBound(hits: ReadonlyArray<readonly [number, number]>, bound: (d: number, first: number) => number): void {
   for (let i = 0; i < hits.length; i++) {
     let sum = 0;
     for (let j = i; j < hits.length; j++) {

@@ -25,7 +25,10 @@ function timeline(limits: LimitsOption<unknown>) {
  * request of this second is refused by the minute; the second has 8 left.
  */
 function workedExample(left: 5 | 0): Decision {
-  const hit = timeline([{ limit: 10, windowMs: 1_000 }, { limit: 100, windowMs: 60_000 }]);
+  const hit = timeline([
+    { limit: 10, windowMs: 1_000 },
+    { limit: 100, windowMs: 60_000 },
+  ]);
   for (let s = 0; s < 9; s++) hit(-37_000 + s * 1_000, 10);
   hit(-28_000, left === 5 ? 2 : 8);
   hit();
@@ -88,7 +91,10 @@ describe('draft-6 headers', () => {
     });
 
     it('breaks a tie on remaining by the later reset', () => {
-      const hit = timeline([{ limit: 5, windowMs: 1_000 }, { limit: 5, windowMs: 60_000 }]);
+      const hit = timeline([
+        { limit: 5, windowMs: 1_000 },
+        { limit: 5, windowMs: 60_000 },
+      ]);
       expect(lowercased(rateLimitHeaders(hit(), draft6))).toMatchObject({ 'ratelimit-remaining': '4', 'ratelimit-reset': '60' });
     });
 

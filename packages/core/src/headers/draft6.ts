@@ -33,9 +33,5 @@ import type { PolicyList } from './policy-cache.js';
  */
 export function writeDraft6Headers(out: HeaderList, decision: Decision, resetMs: number, policies: PolicyList): void {
   if (policies.entries.length > 0) out.push(['RateLimit-Policy', policies.draft6]);
-  out.push(
-    ['RateLimit-Limit', String(countValue(decision.limit))],
-    ['RateLimit-Remaining', String(countValue(decision.remaining))],
-    ['RateLimit-Reset', String(deltaSeconds(resetMs))],
-  );
+  out.push(['RateLimit-Limit', String(countValue(decision.limit))], ['RateLimit-Remaining', String(countValue(decision.remaining))], ['RateLimit-Reset', String(deltaSeconds(resetMs))]);
 }

@@ -21,7 +21,10 @@ function timeline(limits: LimitsOption<unknown>) {
 
 /** headers.md §4.3, as in draft6.test.ts: `left` 5 (admitted) or 0 (refused by the minute). */
 function workedExample(left: 5 | 0): Decision {
-  const hit = timeline([{ limit: 10, windowMs: 1_000 }, { limit: 100, windowMs: 60_000 }]);
+  const hit = timeline([
+    { limit: 10, windowMs: 1_000 },
+    { limit: 100, windowMs: 60_000 },
+  ]);
   for (let s = 0; s < 9; s++) hit(-37_000 + s * 1_000, 10);
   hit(-28_000, left === 5 ? 2 : 8);
   hit();

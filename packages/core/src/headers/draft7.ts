@@ -27,8 +27,5 @@ import type { PolicyList } from './policy-cache.js';
  */
 export function writeDraft7Headers(out: HeaderList, decision: Decision, resetMs: number, policies: PolicyList): void {
   if (policies.entries.length > 0) out.push(['RateLimit-Policy', policies.draft6]);
-  out.push([
-    'RateLimit',
-    `limit=${countValue(decision.limit)}, remaining=${countValue(decision.remaining)}, reset=${deltaSeconds(resetMs)}`,
-  ]);
+  out.push(['RateLimit', `limit=${countValue(decision.limit)}, remaining=${countValue(decision.remaining)}, reset=${deltaSeconds(resetMs)}`]);
 }

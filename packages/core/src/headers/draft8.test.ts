@@ -21,7 +21,10 @@ function timeline(limits: LimitsOption<unknown>, key = '127.0.0.1') {
 
 /** headers.md §4.3, as in draft6.test.ts: `left` 5 (admitted) or 0 (refused by the minute). */
 function workedExample(left: 5 | 0): Decision {
-  const hit = timeline([{ limit: 10, windowMs: 1_000 }, { limit: 100, windowMs: 60_000 }]);
+  const hit = timeline([
+    { limit: 10, windowMs: 1_000 },
+    { limit: 100, windowMs: 60_000 },
+  ]);
   for (let s = 0; s < 9; s++) hit(-37_000 + s * 1_000, 10);
   hit(-28_000, left === 5 ? 2 : 8);
   hit();
@@ -34,7 +37,10 @@ const canonical: HeaderOptions = { ...draft8, style: 'canonical', combineLists: 
 
 /** The field's lines joined as HTTP joins repeated field lines, then parsed strictly (RFC 9651). */
 function parsed(headers: HeaderList, name: string): Array<[string, Record<string, unknown>]> {
-  const joined = headers.filter(([n]) => n === name).map(([, value]) => value).join(', ');
+  const joined = headers
+    .filter(([n]) => n === name)
+    .map(([, value]) => value)
+    .join(', ');
   return parseList(joined).map((member) => {
     const [value, params] = member as Item;
     return [value as string, Object.fromEntries(params)];
@@ -71,10 +77,7 @@ describe('draft-8 headers', () => {
 
     it('hashes key foo to MmMyNmI0NmI2OGZm', () => {
       const hit = timeline({ limit: 2, windowMs: 60_000 }, 'foo');
-      expect(rateLimitHeaders(hit(), { ...draft8, partitionKey: 'foo' })).toContainEqual([
-        'RateLimit-Policy',
-        '"2-in-1min"; q=2; w=60; pk=:MmMyNmI0NmI2OGZm:',
-      ]);
+      expect(rateLimitHeaders(hit(), { ...draft8, partitionKey: 'foo' })).toContainEqual(['RateLimit-Policy', '"2-in-1min"; q=2; w=60; pk=:MmMyNmI0NmI2OGZm:']);
     });
 
     it('leaves pk out without a partition key', () => {
@@ -140,13 +143,7 @@ describe('draft-8 headers', () => {
 
     it('reads the same whether the lines are separate or joined, in either style', () => {
       const decision = workedExample(0);
-      const variants: HeaderOptions[] = [
-        draft8,
-        { ...draft8, combineLists: true },
-        { ...draft8, style: 'canonical' },
-        canonical,
-        { ...canonical, partitionKey: 'foo' },
-      ];
+      const variants: HeaderOptions[] = [draft8, { ...draft8, combineLists: true }, { ...draft8, style: 'canonical' }, canonical, { ...canonical, partitionKey: 'foo' }];
       const [first, ...rest] = variants.map((options) => {
         const headers = rateLimitHeaders(decision, options);
         expectValidDraft8(headers);
@@ -163,9 +160,7 @@ describe('draft-8 headers', () => {
   describe.each(['draft-9', 'draft-10', 'draft-11'] as const)('as %s', (draft) => {
     it('sends the same bytes as draft-8 (the wire syntax did not change)', () => {
       const decision = workedExample(0);
-      expect(rateLimitHeaders(decision, { ...draft8, standardHeaders: draft, partitionKey: 'x' })).toEqual(
-        rateLimitHeaders(decision, { ...draft8, partitionKey: 'x' }),
-      );
+      expect(rateLimitHeaders(decision, { ...draft8, standardHeaders: draft, partitionKey: 'x' })).toEqual(rateLimitHeaders(decision, { ...draft8, partitionKey: 'x' }));
     });
   });
 

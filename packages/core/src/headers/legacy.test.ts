@@ -20,7 +20,10 @@ function timeline(limits: LimitsOption<unknown>) {
 
 /** headers.md §4.3: "10-in-1sec" has 7 left (resets in 1 s), "100-in-1min" 5 left (resets in 23 s). */
 function workedExample(): Decision {
-  const hit = timeline([{ limit: 10, windowMs: 1_000 }, { limit: 100, windowMs: 60_000 }]);
+  const hit = timeline([
+    { limit: 10, windowMs: 1_000 },
+    { limit: 100, windowMs: 60_000 },
+  ]);
   for (let s = 0; s < 9; s++) hit(-37_000 + s * 1_000, 10);
   hit(-28_000, 2);
   hit();

@@ -24,9 +24,5 @@ import type { HeaderList, LegacyResetFormat } from './options.js';
  */
 export function writeLegacyHeaders(out: HeaderList, decision: Decision, resetMs: number, format: LegacyResetFormat): void {
   const reset = format === 'delta' ? deltaSeconds(resetMs) : epochSeconds(decision.nowMs, resetMs);
-  out.push(
-    ['X-RateLimit-Limit', String(countValue(decision.limit))],
-    ['X-RateLimit-Remaining', String(countValue(decision.remaining))],
-    ['X-RateLimit-Reset', String(reset)],
-  );
+  out.push(['X-RateLimit-Limit', String(countValue(decision.limit))], ['X-RateLimit-Remaining', String(countValue(decision.remaining))], ['X-RateLimit-Reset', String(reset)]);
 }

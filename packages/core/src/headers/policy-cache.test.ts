@@ -45,10 +45,36 @@ describe('policyList', () => {
   describe('draft-6 quota de-duplication', () => {
     // [limits as [quota, windowMs], RateLimit-Policy]
     it.each<[Array<[number, number]>, string]>([
-      [[[10, 1_000], [10, 60_000]], '10;w=60'],
-      [[[10, 60_000], [10, 1_000]], '10;w=60'],
-      [[[10, 1_000], [100, 60_000], [10, 60_000]], '100;w=60, 10;w=60'],
-      [[[5, 1_000], [10, 1_000], [5, 2_000]], '10;w=1, 5;w=2'],
+      [
+        [
+          [10, 1_000],
+          [10, 60_000],
+        ],
+        '10;w=60',
+      ],
+      [
+        [
+          [10, 60_000],
+          [10, 1_000],
+        ],
+        '10;w=60',
+      ],
+      [
+        [
+          [10, 1_000],
+          [100, 60_000],
+          [10, 60_000],
+        ],
+        '100;w=60, 10;w=60',
+      ],
+      [
+        [
+          [5, 1_000],
+          [10, 1_000],
+          [5, 2_000],
+        ],
+        '10;w=1, 5;w=2',
+      ],
     ])('lists %j as %s', (limits, expected) => {
       const list = policyList(limits.map(([quota, windowMs], i) => ({ name: `l${i}`, quota, windowMs })));
       expect(list.draft6).toBe(expected);

@@ -101,9 +101,7 @@ export class PolicyList {
     if (this.draft6Value !== undefined) return this.draft6Value;
     let value = '';
     this.entries.forEach((entry, i) => {
-      const dominated = this.entries.some(
-        (other, j) => j !== i && other.q === entry.q && (other.w > entry.w || (other.w === entry.w && j < i)),
-      );
+      const dominated = this.entries.some((other, j) => j !== i && other.q === entry.q && (other.w > entry.w || (other.w === entry.w && j < i)));
       if (!dominated) value += value === '' ? entry.draft6Member : `, ${entry.draft6Member}`;
     });
     return (this.draft6Value = value);

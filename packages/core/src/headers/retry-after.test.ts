@@ -26,7 +26,10 @@ const draft8 = { standardHeaders: 'draft-8', legacyHeaders: false } as const;
 
 /** `t` of each draft-8 `RateLimit` member, by policy name. */
 function tByName(headers: HeaderList): Map<string, number> {
-  const joined = headers.filter(([n]) => n === 'RateLimit').map(([, v]) => v).join(', ');
+  const joined = headers
+    .filter(([n]) => n === 'RateLimit')
+    .map(([, v]) => v)
+    .join(', ');
   return new Map(parseList(joined).map(([name, params]) => [name as string, params.get('t') as number]));
 }
 

@@ -324,9 +324,21 @@ describe('memoryStore (property)', () => {
   const limiterSpecs: Array<{ prefix: string; limits: LimitOptions | LimitOptions[] }> = [
     { prefix: '', limits: { limit: 3, windowMs: 1_000 } },
     { prefix: 'a', limits: { limit: 3, windowMs: 1_000 } },
-    { prefix: 'b', limits: [{ algorithm: 'gcra', limit: 4, windowMs: 2_000 }, { algorithm: 'sliding-log', limit: 6, windowMs: 5_000 }] },
+    {
+      prefix: 'b',
+      limits: [
+        { algorithm: 'gcra', limit: 4, windowMs: 2_000 },
+        { algorithm: 'sliding-log', limit: 6, windowMs: 5_000 },
+      ],
+    },
     { prefix: 'a\u0001', limits: { algorithm: 'token-bucket', limit: 2, windowMs: 500, burst: 3 } },
-    { prefix: 'c', limits: [{ algorithm: 'fixed-window', limit: 3, windowMs: 1_000 }, { algorithm: 'sliding-window', limit: 5, windowMs: 2_000 }] },
+    {
+      prefix: 'c',
+      limits: [
+        { algorithm: 'fixed-window', limit: 3, windowMs: 1_000 },
+        { algorithm: 'sliding-window', limit: 5, windowMs: 2_000 },
+      ],
+    },
   ];
   const keys = ['k', 'a\u0000k', 'b\u0000k', `k\u0000a\u0000${resolveLimit({ limit: 3, windowMs: 1_000 }).id}`, ''];
   const opArb = fc.record({

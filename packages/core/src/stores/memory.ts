@@ -714,8 +714,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
 
   function expired(entry: Entry, nowMs: number): boolean {
-    const live = (state: LimitState | undefined, limit: ResolvedLimit | undefined) =>
-      state !== undefined && limit !== undefined && algorithmNamed(limit.algorithm).ttlMs(state, limit, nowMs) > 0;
+    const live = (state: LimitState | undefined, limit: ResolvedLimit | undefined) => state !== undefined && limit !== undefined && algorithmNamed(limit.algorithm).ttlMs(state, limit, nowMs) > 0;
     if (!isSlots(entry)) return !live(entry, primaryLimit);
     if (live(entry.primary, primaryLimit)) return false;
     for (let i = 0; i < entry.others.length; i += 2) {

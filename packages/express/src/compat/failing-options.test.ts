@@ -63,7 +63,10 @@ describe('express-rate-limit mode keeps what express-rate-limit does with a valu
   it.each<[string, Record<string, unknown>]>([
     ["limit: '5' (its arithmetic makes it 5)", { limit: '5' }],
     ['limit: NaN with every header off (nothing carries it; nothing is refused)', { limit: Number.NaN, legacyHeaders: false, standardHeaders: false }],
-    ["statusCode: 'x' with a custom handler (the default handler, its only user, never runs)", { statusCode: 'x', handler: (_req: unknown, res: { sendStatus(n: number): void }) => res.sendStatus(429) }],
+    [
+      "statusCode: 'x' with a custom handler (the default handler, its only user, never runs)",
+      { statusCode: 'x', handler: (_req: unknown, res: { sendStatus(n: number): void }) => res.sendStatus(429) },
+    ],
     ['skip and keyGenerator as functions', { skip: () => false, keyGenerator: () => 'k' }],
     ['identifier: 1 with draft-6 (only draft-8 uses it)', { identifier: 1, standardHeaders: 'draft-6' }],
   ])('%s', (_situation, options) => {

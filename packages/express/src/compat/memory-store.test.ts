@@ -163,10 +163,11 @@ describe('MemoryStore', () => {
       const known = new Set(['ended', 'prev-3', 'prev-1', 'refused', 'cur-2']);
       for (let i = 0; i < 4; i++) {
         await hit(store, `new-${i}`, 1 + (i === 0 ? 1 : 0)); // new-0 has 2 hits, the others 1
-        for (const key of known) if (!store.current.has(key) && !store.previous.has(key)) {
-          gone.push(key);
-          known.delete(key);
-        }
+        for (const key of known)
+          if (!store.current.has(key) && !store.previous.has(key)) {
+            gone.push(key);
+            known.delete(key);
+          }
         known.add(`new-${i}`);
         expect(store.current.size + store.previous.size).toBe(5);
       }

@@ -291,9 +291,7 @@ describe('resolveOptions', () => {
 
   describe("with express-rate-limit's own construction errors", () => {
     it('throws its TypeError for a store without increment, decrement and resetKey', () => {
-      expect(() => resolveOptions({ store: {} as never })).toThrow(
-        new TypeError('An invalid store was passed. Please ensure that the store is a class that implements the `Store` interface.'),
-      );
+      expect(() => resolveOptions({ store: {} as never })).toThrow(new TypeError('An invalid store was passed. Please ensure that the store is a class that implements the `Store` interface.'));
     });
 
     it('throws its TypeError for a store whose optional init is not a function', () => {

@@ -19,16 +19,7 @@ import { defaultKeyGenerator } from './key.js';
 import { attachValidations, MemoryStore, type SyncCounter, syncCounter } from './memory-store.js';
 import { isRateKitStore } from '../is-ratekit-store.js';
 import { hasStoreShape, INVALID_STORE_MESSAGE, isLegacyStore, PromisifiedStore } from './stores.js';
-import type {
-  Logger,
-  Options,
-  RateLimitInfo,
-  RateLimitMode,
-  RateLimitOptions,
-  ResolvedRateLimitOptions,
-  Store,
-  ValueDeterminingMiddleware,
-} from '../types.js';
+import type { Logger, Options, RateLimitInfo, RateLimitMode, RateLimitOptions, ResolvedRateLimitOptions, Store, ValueDeterminingMiddleware } from '../types.js';
 import { createValidations, type Validations } from './validations.js';
 import { RATEKIT_OPTIONS, type RateKitConfig, resolveRateKit } from '../ratekit-options.js';
 
@@ -91,7 +82,7 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   validations.keyGeneratorIpFallback(given['keyGenerator']);
   validations.ipv6SubnetOrKeyGenerator(given);
 
-  const now = (options.now) ?? (() => Date.now());
+  const now = options.now ?? (() => Date.now());
   assertFunction('now', now);
   const windowMs = options.windowMs ?? 60_000;
   if (strict && (typeof windowMs !== 'number' || Number.isNaN(windowMs))) throw new RateKitOptionError('windowMs', 'a number of milliseconds', windowMs);
@@ -113,7 +104,7 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   const requestWasSuccessful = options.requestWasSuccessful ?? ((_req: Request, res: Response) => res.statusCode < 400);
   if (strict) assertFunction('requestWasSuccessful', requestWasSuccessful as unknown);
   if (strict && options.skip !== undefined) assertFunction('skip', options.skip as unknown);
-  const handler = (options.handler ?? defaultHandler);
+  const handler = options.handler ?? defaultHandler;
   if (strict && !flavour.ownOptions.includes('handler')) assertFunction('handler', handler as unknown);
   if (strict && options.keyGenerator !== undefined) assertFunction('keyGenerator', options.keyGenerator as unknown);
   const ipv6Subnet = options.ipv6Subnet ?? 56;
@@ -181,9 +172,7 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
     validate: validations.enabled,
   };
 
-  return mode === 'ratekit'
-    ? resolveRateKit(options, given, resolved, { ...common, mode }, flavour)
-    : resolveCounter(options, resolved, { ...common, mode, passOnStoreError }, limit);
+  return mode === 'ratekit' ? resolveRateKit(options, given, resolved, { ...common, mode }, flavour) : resolveCounter(options, resolved, { ...common, mode, passOnStoreError }, limit);
 }
 
 function resolveCounter(

@@ -1,14 +1,4 @@
-import {
-  type AlgorithmName,
-  createLimiter,
-  type Decision,
-  type Limiter,
-  type LimitOptions,
-  memoryStore,
-  RateKitError,
-  RateKitOptionError,
-  type RateLimitStore,
-} from '@ratekit/core';
+import { type AlgorithmName, createLimiter, type Decision, type Limiter, type LimitOptions, memoryStore, RateKitError, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
 import { isThenable } from '../maybe.js';
 import { isRateKitStore } from '../is-ratekit-store.js';
 import type { ClientRateLimitInfo, Options, Store } from '../types.js';

@@ -17,7 +17,6 @@ import { rateLimit } from '../rate-limit.js';
 
 const quiet = { warn: () => undefined, error: () => undefined };
 
-
 describeWithService(redisService, 'a rolling deploy from express-rate-limit to @ratekit/express on one Redis', (server) => {
   let client: ReturnType<typeof createClient>;
   let run = 0;

@@ -46,7 +46,7 @@ async function send(app: Express, path = '/', headers: Record<string, string> = 
       return res;
     });
   let heldMs = 0;
-  for (let idle = 0; !done; ) {
+  for (let idle = 0; !done;) {
     await tick();
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the request's callback may set it during the tick
     if (done) break;
@@ -59,7 +59,13 @@ async function send(app: Express, path = '/', headers: Record<string, string> = 
     heldMs++;
   }
   const res = await pending;
-  return { heldMs, status: res.status, delayHeader: res.headers['x-slow-down-delay'], body: res.body as Record<string, unknown> | null, rawHeaders: (res as unknown as { res: { rawHeaders: string[] } }).res.rawHeaders };
+  return {
+    heldMs,
+    status: res.status,
+    delayHeader: res.headers['x-slow-down-delay'],
+    body: res.body as Record<string, unknown> | null,
+    rawHeaders: (res as unknown as { res: { rawHeaders: string[] } }).res.rawHeaders,
+  };
 }
 
 function appWith(middleware: express5.RequestHandler, express: typeof express5 = express5): Express {
@@ -353,7 +359,10 @@ describe('slowDown options', () => {
 
   it('puts its info on req.slowDown by default, and its defaults on the options stores see', () => {
     let seen: Record<string, unknown> | undefined;
-    slowDown({ store: { init: (o: unknown) => void (seen = o as Record<string, unknown>), increment: () => ({ totalHits: 1, resetTime: undefined }), decrement: () => undefined, resetKey: () => undefined }, logger: quiet });
+    slowDown({
+      store: { init: (o: unknown) => void (seen = o as Record<string, unknown>), increment: () => ({ totalHits: 1, resetTime: undefined }), decrement: () => undefined, resetKey: () => undefined },
+      logger: quiet,
+    });
     expect(seen).toMatchObject({ requestPropertyName: 'slowDown', legacyHeaders: false, standardHeaders: false, limit: 0, windowMs: 60_000 });
   });
 });

@@ -92,10 +92,7 @@ const countedKeys = new WeakMap<object, Map<unknown, string[]>>();
 const checks = {
   ip(ip: unknown): void {
     if (ip === undefined) {
-      throw new ValidationError(
-        'ERR_ERL_UNDEFINED_IP_ADDRESS',
-        "An undefined 'request.ip' was detected. This might indicate a misconfiguration or the connection being destroyed prematurely.",
-      );
+      throw new ValidationError('ERR_ERL_UNDEFINED_IP_ADDRESS', "An undefined 'request.ip' was detected. This might indicate a misconfiguration or the connection being destroyed prematurely.");
     }
     if (typeof ip !== 'string' || isIP(ip) === 0) {
       throw new ValidationError(
@@ -109,10 +106,7 @@ const checks = {
   trustProxy(req: Request): void {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as express-rate-limit: requests built without Express (test doubles, other servers) lack app or socket
     if (req.app?.get('trust proxy') === true) {
-      throw new ValidationError(
-        'ERR_ERL_PERMISSIVE_TRUST_PROXY',
-        "The Express 'trust proxy' setting is true, which allows anyone to trivially bypass IP-based rate limiting.",
-      );
+      throw new ValidationError('ERR_ERL_PERMISSIVE_TRUST_PROXY', "The Express 'trust proxy' setting is true, which allows anyone to trivially bypass IP-based rate limiting.");
     }
   },
 
@@ -177,10 +171,7 @@ const checks = {
 
   limit(limit: unknown): void {
     if (limit === 0) {
-      throw new ChangeWarning(
-        'WRN_ERL_MAX_ZERO',
-        'Setting limit or max to 0 disables rate limiting in express-rate-limit v6 and older, but will cause all requests to be blocked in v7',
-      );
+      throw new ChangeWarning('WRN_ERL_MAX_ZERO', 'Setting limit or max to 0 disables rate limiting in express-rate-limit v6 and older, but will cause all requests to be blocked in v7');
     }
   },
 
@@ -195,19 +186,13 @@ const checks = {
 
   onLimitReached(value: unknown): void {
     if (value) {
-      throw new ChangeWarning(
-        'WRN_ERL_DEPRECATED_ON_LIMIT_REACHED',
-        'The onLimitReached configuration option is deprecated and has been removed in express-rate-limit v7.',
-      );
+      throw new ChangeWarning('WRN_ERL_DEPRECATED_ON_LIMIT_REACHED', 'The onLimitReached configuration option is deprecated and has been removed in express-rate-limit v7.');
     }
   },
 
   headersDraftVersion(version: unknown): void {
     if (typeof version === 'string' && ERL_DRAFTS.split(', ').includes(version)) return;
-    throw new ValidationError(
-      'ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION',
-      `standardHeaders: only the following versions of the IETF draft specification are supported: ${ERL_DRAFTS}.`,
-    );
+    throw new ValidationError('ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION', `standardHeaders: only the following versions of the IETF draft specification are supported: ${ERL_DRAFTS}.`);
   },
 
   headersResetTime(resetTime: unknown): void {
@@ -230,10 +215,7 @@ const checks = {
   validationsConfig(enabled: Record<string, boolean>, supported: readonly string[]): void {
     for (const key of Object.keys(enabled)) {
       if (!supported.includes(key)) {
-        throw new ValidationError(
-          'ERR_ERL_UNKNOWN_VALIDATION',
-          `options.validate.${key} is not recognized. Supported validate options are: ${supported.join(', ')}.`,
-        );
+        throw new ValidationError('ERR_ERL_UNKNOWN_VALIDATION', `options.validate.${key} is not recognized. Supported validate options are: ${supported.join(', ')}.`);
       }
     }
   },
@@ -255,19 +237,13 @@ const checks = {
   ipv6Subnet(ipv6Subnet: unknown): void {
     if (ipv6Subnet === false) return;
     if (!Number.isInteger(ipv6Subnet) || (ipv6Subnet as number) < 32 || (ipv6Subnet as number) > 64) {
-      throw new ValidationError(
-        'ERR_ERL_IPV6_SUBNET',
-        `Unexpected ipv6Subnet value: ${String(ipv6Subnet)}. Expected an integer between 32 and 64 (usually 48-64).`,
-      );
+      throw new ValidationError('ERR_ERL_IPV6_SUBNET', `Unexpected ipv6Subnet value: ${String(ipv6Subnet)}. Expected an integer between 32 and 64 (usually 48-64).`);
     }
   },
 
   ipv6SubnetOrKeyGenerator(options: { ipv6Subnet?: unknown; keyGenerator?: unknown }): void {
     if (options.ipv6Subnet !== undefined && options.keyGenerator) {
-      throw new ValidationError(
-        'ERR_ERL_IPV6SUBNET_OR_KEYGENERATOR',
-        "Incompatible options: the 'ipv6Subnet' option is ignored when a custom 'keyGenerator' function is also set.",
-      );
+      throw new ValidationError('ERR_ERL_IPV6SUBNET_OR_KEYGENERATOR', "Incompatible options: the 'ipv6Subnet' option is ignored when a custom 'keyGenerator' function is also set.");
     }
   },
 
@@ -286,10 +262,7 @@ const checks = {
   windowMs(windowMs: unknown): void {
     if (typeof windowMs !== 'number' || Number.isNaN(windowMs) || windowMs < 1 || windowMs > SET_TIMEOUT_MAX) {
       const type = typeof windowMs !== 'number' ? ` (${typeof windowMs})` : '';
-      throw new ValidationError(
-        'ERR_ERL_WINDOW_MS',
-        `Invalid windowMs value: ${String(windowMs)}${type}, must be a number between 1 and ${SET_TIMEOUT_MAX} when using the default MemoryStore`,
-      );
+      throw new ValidationError('ERR_ERL_WINDOW_MS', `Invalid windowMs value: ${String(windowMs)}${type}, must be a number between 1 and ${SET_TIMEOUT_MAX} when using the default MemoryStore`);
     }
   },
 };

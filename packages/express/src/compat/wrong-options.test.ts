@@ -19,7 +19,13 @@ async function attempt(build: () => RequestHandler): Promise<WrongOptionOutcome>
   const app = appServing(middleware);
   const responses = [];
   for (let i = 0; i < 3; i++) {
-    const res = await request(app).get('/').timeout(2_000).catch((error: { timeout?: number }) => { if (error.timeout === undefined) throw error; return { status: 504, headers: { hung: 'the request hung' } }; });
+    const res = await request(app)
+      .get('/')
+      .timeout(2_000)
+      .catch((error: { timeout?: number }) => {
+        if (error.timeout === undefined) throw error;
+        return { status: 504, headers: { hung: 'the request hung' } };
+      });
     responses.push({ status: res.status, headers: res.headers as Record<string, unknown> });
   }
   return { responses };
@@ -30,8 +36,7 @@ function expressRateLimitError(option: string, _value: unknown, error: unknown):
   const message = (error as Error | null)?.message;
   return (
     error instanceof TypeError &&
-    ((option === 'logger' && message === 'Provided logger does not implement the Logger interface') ||
-      (option === 'store' && message?.startsWith('An invalid store was passed') === true))
+    ((option === 'logger' && message === 'Provided logger does not implement the Logger interface') || (option === 'store' && message?.startsWith('An invalid store was passed') === true))
   );
 }
 
@@ -39,14 +44,32 @@ describe('rateLimit in express-rate-limit mode, each option given a value of the
   it('is refused when built (ERR_RATEKIT_INVALID_OPTION), or answers every request without a 500 and with finite header values', async () => {
     await checkWrongOptions({
       options: [
-        'windowMs', 'limit', 'max', 'message', 'statusCode', 'legacyHeaders', 'headers', 'standardHeaders', 'identifier', 'retryAfter',
-        'requestPropertyName', 'skipFailedRequests', 'skipSuccessfulRequests', 'keyGenerator', 'ipv6Subnet', 'handler', 'skip',
-        'requestWasSuccessful', 'store', 'validate', 'passOnStoreError', 'logger',
+        'windowMs',
+        'limit',
+        'max',
+        'message',
+        'statusCode',
+        'legacyHeaders',
+        'headers',
+        'standardHeaders',
+        'identifier',
+        'retryAfter',
+        'requestPropertyName',
+        'skipFailedRequests',
+        'skipSuccessfulRequests',
+        'keyGenerator',
+        'ipv6Subnet',
+        'handler',
+        'skip',
+        'requestWasSuccessful',
+        'store',
+        'validate',
+        'passOnStoreError',
+        'logger',
       ],
       variants: ['draft-6', 'draft-7', 'draft-8'],
       functionOptions: ['limit', 'max', 'message', 'identifier', 'retryAfter', 'keyGenerator', 'ipv6Subnet', 'handler', 'skip', 'requestWasSuccessful'],
-      attempt: (option, value, draft) =>
-        attempt(() => rateLimit({ windowMs: 60_000, limit: 2, legacyHeaders: true, standardHeaders: draft as 'draft-7', logger: quiet, [option]: value })),
+      attempt: (option, value, draft) => attempt(() => rateLimit({ windowMs: 60_000, limit: 2, legacyHeaders: true, standardHeaders: draft as 'draft-7', logger: quiet, [option]: value })),
       incumbentError: expressRateLimitError,
     });
   });
@@ -56,9 +79,24 @@ describe('slowDown, each option given a value of the wrong type', () => {
   it('is refused when built (ERR_RATEKIT_INVALID_OPTION), or answers every request without a 500 and with finite header values', async () => {
     await checkWrongOptions({
       options: [
-        'delayAfter', 'delayMs', 'maxDelayMs', 'delayHeader', 'windowMs', 'legacyHeaders', 'standardHeaders', 'requestPropertyName',
-        'skipFailedRequests', 'skipSuccessfulRequests', 'keyGenerator', 'ipv6Subnet', 'skip', 'requestWasSuccessful', 'store',
-        'validate', 'passOnStoreError', 'logger',
+        'delayAfter',
+        'delayMs',
+        'maxDelayMs',
+        'delayHeader',
+        'windowMs',
+        'legacyHeaders',
+        'standardHeaders',
+        'requestPropertyName',
+        'skipFailedRequests',
+        'skipSuccessfulRequests',
+        'keyGenerator',
+        'ipv6Subnet',
+        'skip',
+        'requestWasSuccessful',
+        'store',
+        'validate',
+        'passOnStoreError',
+        'logger',
       ],
       variants: ['draft-6', 'draft-7', 'draft-8'],
       functionOptions: ['delayAfter', 'delayMs', 'maxDelayMs', 'keyGenerator', 'ipv6Subnet', 'skip', 'requestWasSuccessful'],
@@ -77,9 +115,31 @@ describe('rateLimit in ratekit mode, each option given a value of the wrong type
   it('is refused when built (ERR_RATEKIT_INVALID_OPTION), or answers every request without a 500 and with finite header values', async () => {
     await checkWrongOptions({
       options: [
-        'algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError', 'windowMs', 'limit', 'message', 'statusCode',
-        'legacyHeaders', 'standardHeaders', 'identifier', 'retryAfter', 'requestPropertyName', 'skipFailedRequests', 'skipSuccessfulRequests',
-        'keyGenerator', 'ipv6Subnet', 'handler', 'skip', 'requestWasSuccessful', 'validate', 'logger',
+        'algorithm',
+        'limits',
+        'cost',
+        'prefix',
+        'onStoreError',
+        'storeTimeoutMs',
+        'onError',
+        'windowMs',
+        'limit',
+        'message',
+        'statusCode',
+        'legacyHeaders',
+        'standardHeaders',
+        'identifier',
+        'retryAfter',
+        'requestPropertyName',
+        'skipFailedRequests',
+        'skipSuccessfulRequests',
+        'keyGenerator',
+        'ipv6Subnet',
+        'handler',
+        'skip',
+        'requestWasSuccessful',
+        'validate',
+        'logger',
       ],
       variants: ['draft-6', 'draft-7', 'draft-8'],
       anyOptionNamed: true,

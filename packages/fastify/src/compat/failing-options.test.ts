@@ -21,7 +21,7 @@ async function attempt(plugin: unknown, options: Record<string, unknown>, route:
   return { statuses: statuses.join(',') };
 }
 
-describe("@fastify/rate-limit mode refuses, when a route is declared, a config.rateLimit value @fastify/rate-limit takes and then fails every request with", () => {
+describe('@fastify/rate-limit mode refuses, when a route is declared, a config.rateLimit value @fastify/rate-limit takes and then fails every request with', () => {
   it.each<[string, Record<string, unknown>, string, string]>([
     ['onExceeding: 1 (a 500 on every admitted request)', { onExceeding: 1 }, 'config.rateLimit.onExceeding', '500,429'],
     ["onExceeded: 'x' (a 500 on every refusal)", { onExceeded: 'x' }, 'config.rateLimit.onExceeded', '200,500'],

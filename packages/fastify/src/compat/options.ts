@@ -143,8 +143,8 @@ export function mergeRouteParams(plugin: CompatParams, route: Readonly<Record<st
     ban: resolveBan(merged.ban),
     ipv6Subnet: normalizeIPv6Subnet(merged.ipv6Subnet),
     storeTimeoutMs: 'storeTimeoutMs' in route ? resolveStoreTimeoutMs(route.storeTimeoutMs) : plugin.storeTimeoutMs,
-    keyGenerator: typeof merged.keyGenerator === 'function' ? (merged.keyGenerator) : undefined,
-    errorResponseBuilder: typeof merged.errorResponseBuilder === 'function' ? (merged.errorResponseBuilder) : undefined,
+    keyGenerator: typeof merged.keyGenerator === 'function' ? merged.keyGenerator : undefined,
+    errorResponseBuilder: typeof merged.errorResponseBuilder === 'function' ? merged.errorResponseBuilder : undefined,
   };
 }
 

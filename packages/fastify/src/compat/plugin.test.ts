@@ -40,7 +40,10 @@ function seen(res: LightMyRequestResponse) {
  * Sends the same requests to both apps at the same fixed times (seconds from T0) and expects the
  * same answers, byte for byte; returns ours, for a reader to see what the timeline was.
  */
-async function sameTimeline(apps: { theirs: FastifyInstance; ours: FastifyInstance }, steps: Array<[number, string | { url: string; method?: 'GET' | 'HEAD' | 'POST'; headers?: Record<string, string> }]>) {
+async function sameTimeline(
+  apps: { theirs: FastifyInstance; ours: FastifyInstance },
+  steps: Array<[number, string | { url: string; method?: 'GET' | 'HEAD' | 'POST'; headers?: Record<string, string> }]>,
+) {
   const answers = [];
   for (const [seconds, request] of steps) {
     jest.setSystemTime(T0 + seconds * 1000);
@@ -153,7 +156,10 @@ describe('a registration with only @fastify/rate-limit 11 options answers as @fa
 
   it('createRateLimit() answers exactly upstream’s result shape', async () => {
     const results: Record<string, unknown[]> = {};
-    for (const [name, plugin] of [['theirs', upstream], ['ours', fastifyRateLimit]] as const) {
+    for (const [name, plugin] of [
+      ['theirs', upstream],
+      ['ours', fastifyRateLimit],
+    ] as const) {
       const app = Fastify();
       await app.register(plugin as FastifyPluginCallback<Record<string, unknown>>, { global: false });
       const check = (app as unknown as { createRateLimit(o: object): (r: FastifyRequest, o?: object) => Promise<unknown> }).createRateLimit({ max: 1, timeWindow: 1_000 });
@@ -175,7 +181,7 @@ describe('a registration with only @fastify/rate-limit 11 options answers as @fa
     const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
     expect(messages).toEqual([
       '[@ratekit/fastify] `max` should be a finite number >= 0 or a function, got -1: using the default, 1000 (as @fastify/rate-limit does)',
-      "[@ratekit/fastify] `timeWindow` should be a finite number of ms >= 0, a duration string such as '1 minute', or a function, got \"soon\": using the default, 60000 (as @fastify/rate-limit does)",
+      '[@ratekit/fastify] `timeWindow` should be a finite number of ms >= 0, a duration string such as \'1 minute\', or a function, got "soon": using the default, 60000 (as @fastify/rate-limit does)',
     ]);
   });
 

@@ -43,7 +43,11 @@ export function registerCompat(fastify: FastifyInstance, settings: Readonly<Reco
     const ratekitOnly = rateKitOptionsIn(options as Record<string, unknown>)[0];
     if (ratekitOnly !== undefined) {
       const value = (options as Record<string, unknown>)[ratekitOnly];
-      throw new RateKitOptionError(`${where}${ratekitOnly}`, 'unset, unless the plugin is registered in ratekit mode (with `algorithm`, `limits`, `cost`, `standardHeaders` or a ratekit `store`)', value);
+      throw new RateKitOptionError(
+        `${where}${ratekitOnly}`,
+        'unset, unless the plugin is registered in ratekit mode (with `algorithm`, `limits`, `cost`, `standardHeaders` or a ratekit `store`)',
+        value,
+      );
     }
     const merged = mergeRouteParams(params, options as Record<string, unknown>, routeInfo, where, warn);
     return { params: merged, store: plugin.store.child(merged), ran };
@@ -288,7 +292,8 @@ function callStore(store: FastifyRateLimitStore, key: string, increment: boolean
     return answer!;
   }
   return new Promise<StoreResult>((resolve, reject) => {
-    const timer = timeoutMs === Number.POSITIVE_INFINITY ? undefined : setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The rate-limit store did not answer within ${timeoutMs} ms`)), timeoutMs);
+    const timer =
+      timeoutMs === Number.POSITIVE_INFINITY ? undefined : setTimeout(() => reject(new RateKitError('ERR_RATEKIT_STORE', `The rate-limit store did not answer within ${timeoutMs} ms`)), timeoutMs);
     settle = (error, result) => {
       clearTimeout(timer);
       if (error) reject(error);

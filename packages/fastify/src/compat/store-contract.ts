@@ -57,7 +57,6 @@ export interface StoreResult {
 
 export type StoreCallback = (error: Error | null, result?: StoreResult) => void;
 
-
 /** True when `value` is a class (or function) to construct as a store, as upstream's `store` option takes. */
 export function isStoreClass(value: unknown): value is FastifyRateLimitStoreCtor {
   return typeof value === 'function';

@@ -4,8 +4,23 @@ import fastifyRateLimit from '../index.js';
 
 /** The options of @fastify/rate-limit 11 a route's `config.rateLimit` takes, and the plugin's own. */
 const ROUTE_OPTIONS = [
-  'max', 'timeWindow', 'allowList', 'ban', 'onBanReach', 'onExceeding', 'onExceeded', 'keyGenerator', 'errorResponseBuilder',
-  'addHeaders', 'addHeadersOnExceeding', 'groupId', 'continueExceeding', 'skipOnError', 'exponentialBackoff', 'hook', 'ipv6Subnet',
+  'max',
+  'timeWindow',
+  'allowList',
+  'ban',
+  'onBanReach',
+  'onExceeding',
+  'onExceeded',
+  'keyGenerator',
+  'errorResponseBuilder',
+  'addHeaders',
+  'addHeadersOnExceeding',
+  'groupId',
+  'continueExceeding',
+  'skipOnError',
+  'exponentialBackoff',
+  'hook',
+  'ipv6Subnet',
 ];
 // Not `cache`: a huge one (1e300) is refused by lru-cache with its own error (toad-cache, upstream's, takes it).
 const PLUGIN_OPTIONS = [...ROUTE_OPTIONS, 'global', 'nameSpace', 'enableDraftSpec', 'storeTimeoutMs'];
@@ -58,7 +73,7 @@ describe('@fastify/rate-limit mode, each option given a value of the wrong type'
 });
 
 describe('ratekit mode (the plugin given a ratekit option), each route option given a value of the wrong type', () => {
-  it("is refused when the route is declared (ERR_RATEKIT_INVALID_OPTION), or every request answered without a 500 and with finite header values", async () => {
+  it('is refused when the route is declared (ERR_RATEKIT_INVALID_OPTION), or every request answered without a 500 and with finite header values', async () => {
     await checkWrongOptions({
       options: ROUTE_OPTIONS,
       variants: [false, true],

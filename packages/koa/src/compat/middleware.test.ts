@@ -40,9 +40,7 @@ async function clearOfASecondTurn(): Promise<void> {
 
 /** What a client sees of a response, the reset header reduced to whole seconds (it carries the clock's fraction). */
 function seen(res: request.Response, resetName = 'x-ratelimit-reset') {
-  const headers = Object.fromEntries(
-    Object.entries(res.headers as Record<string, string>).filter(([name]) => /ratelimit|retry-after|rate-limit/.test(name)),
-  );
+  const headers = Object.fromEntries(Object.entries(res.headers as Record<string, string>).filter(([name]) => /ratelimit|retry-after|rate-limit/.test(name)));
   if (headers[resetName] !== undefined) headers[resetName] = String(Math.floor(Number(headers[resetName])));
   return { status: res.status, text: res.text, headers };
 }
@@ -123,7 +121,7 @@ describe.each([
       expect([last.text, last.headers['retry-after']]).toEqual(['Rate limit exceeded, retry in 400 ms.', '0']);
     });
 
-    it('puts koa-ratelimit\'s { after, headers, id, message } on ctx.state.rateLimit, and nothing on admitted requests', async () => {
+    it("puts koa-ratelimit's { after, headers, id, message } on ctx.state.rateLimit, and nothing on admitted requests", async () => {
       const { get, seen: s } = harness(App, ours({ db: new Map(), max: 1, duration: 10_000, id: () => 'ann' }));
       await get();
       jest.setSystemTime(T0 + 1);
@@ -229,7 +227,7 @@ describe.each([
     });
   });
 
-  describe('per request, in koa-ratelimit\'s order', () => {
+  describe("per request, in koa-ratelimit's order", () => {
     it('calls id, then whitelist, then blacklist; blacklisted → 403 even when whitelisted', async () => {
       const calls: string[] = [];
       const { get, seen: s } = harness(
@@ -270,7 +268,7 @@ describe.each([
       await get().expect(429, { limited: 429 });
     });
 
-    it('reports a rejection it returns on the app\'s error event (koa-ratelimit leaves an unhandled rejection)', async () => {
+    it("reports a rejection it returns on the app's error event (koa-ratelimit leaves an unhandled rejection)", async () => {
       const { get, seen: s } = harness(App, ours({ db: new Map(), max: 1, onLimited: async () => Promise.reject(new Error('audit log down')) }));
       await get().expect(200);
       await get().expect(429);
@@ -292,7 +290,11 @@ describe('mode', () => {
     }
   });
 
-  it.each([['algorithm', { algorithm: 'gcra' }], ['standardHeaders', { standardHeaders: 'draft-8' }], ['now', { now: Date.now }]])('is ratekit mode as soon as a ratekit option is given (%s)', (_name, extra) => {
+  it.each([
+    ['algorithm', { algorithm: 'gcra' }],
+    ['standardHeaders', { standardHeaders: 'draft-8' }],
+    ['now', { now: Date.now }],
+  ])('is ratekit mode as soon as a ratekit option is given (%s)', (_name, extra) => {
     expect(ratelimit({ max: 1, ...(extra as object) })).toHaveProperty('limiter');
   });
 

@@ -12,8 +12,22 @@ export const DEFAULT_HEADERS = { remaining: 'X-RateLimit-Remaining', reset: 'X-R
 
 /** The options koa-ratelimit 6 reads, and the two ratekit adds that work in this mode. */
 const COMPAT_OPTIONS = new Set([
-  'driver', 'db', 'duration', 'max', 'id', 'namespace', 'headers', 'disableHeader', 'whitelist', 'blacklist',
-  'errorMessage', 'status', 'throw', 'onLimited', 'storeTimeoutMs', 'maxKeys',
+  'driver',
+  'db',
+  'duration',
+  'max',
+  'id',
+  'namespace',
+  'headers',
+  'disableHeader',
+  'whitelist',
+  'blacklist',
+  'errorMessage',
+  'status',
+  'throw',
+  'onLimited',
+  'storeTimeoutMs',
+  'maxKeys',
 ]);
 
 /** The resolved options of a koa-ratelimit-mode middleware. `TContext` is the Koa context. */

@@ -49,9 +49,20 @@ describeWithService(redisService, "the 'redis' driver: koa-ratelimit's sorted se
       answers.push([name, res.status, res.headers['x-ratelimit-remaining'] as string]);
     }
     expect(answers).toEqual([
-      ['old', 200, '9'], ['new', 200, '8'], ['old', 200, '7'], ['new', 200, '6'], ['old', 200, '5'],
-      ['new', 200, '4'], ['old', 200, '3'], ['new', 200, '2'], ['old', 200, '1'], ['new', 200, '0'],
-      ['old', 429, '0'], ['new', 429, '0'], ['old', 429, '0'], ['new', 429, '0'],
+      ['old', 200, '9'],
+      ['new', 200, '8'],
+      ['old', 200, '7'],
+      ['new', 200, '6'],
+      ['old', 200, '5'],
+      ['new', 200, '4'],
+      ['old', 200, '3'],
+      ['new', 200, '2'],
+      ['old', 200, '1'],
+      ['new', 200, '0'],
+      ['old', 429, '0'],
+      ['new', 429, '0'],
+      ['old', 429, '0'],
+      ['new', 429, '0'],
     ]);
     // One member per admitted request; refusals record nothing.
     const redis = client();
@@ -65,7 +76,14 @@ describeWithService(redisService, "the 'redis' driver: koa-ratelimit's sorted se
       const out = [];
       for (let i = 0; i < 3; i++) {
         const res = await app.get();
-        out.push({ status: res.status, text: res.text, remaining: res.headers['x-ratelimit-remaining'], limit: res.headers['x-ratelimit-limit'], retryAfter: res.headers['retry-after'], reset: res.headers['x-ratelimit-reset'] });
+        out.push({
+          status: res.status,
+          text: res.text,
+          remaining: res.headers['x-ratelimit-remaining'],
+          limit: res.headers['x-ratelimit-limit'],
+          retryAfter: res.headers['retry-after'],
+          reset: res.headers['x-ratelimit-reset'],
+        });
       }
       return out;
     };

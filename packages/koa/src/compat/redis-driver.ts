@@ -91,7 +91,11 @@ export class RedisDriver implements Driver {
 
   /** `call`, bounded by `storeTimeoutMs`; a failure becomes a `RateKitError` of code `ERR_RATEKIT_STORE` with Redis's error as `cause`. */
   #bounded<T>(call: Promise<T>, what: string): Promise<T> {
-    return withStoreTimeout(call.catch((error: unknown) => Promise.reject(storeError(what, error))), this.#timeoutMs, 'Redis');
+    return withStoreTimeout(
+      call.catch((error: unknown) => Promise.reject(storeError(what, error))),
+      this.#timeoutMs,
+      'Redis',
+    );
   }
 }
 

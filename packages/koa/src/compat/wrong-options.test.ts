@@ -29,15 +29,32 @@ async function attempt(option: string, value: unknown, throwMode: unknown, ratek
   return { responses };
 }
 
-describe("ratelimit in koa-ratelimit mode, each option given a value of the wrong type", () => {
+describe('ratelimit in koa-ratelimit mode, each option given a value of the wrong type', () => {
   it('is refused when built (ERR_RATEKIT_INVALID_OPTION), or answers every request without a 500 and with finite header values', async () => {
     await checkWrongOptions({
-      options: ['driver', 'db', 'duration', 'max', 'id', 'namespace', 'headers', 'disableHeader', 'whitelist', 'blacklist', 'errorMessage', 'status', 'throw', 'onLimited', 'storeTimeoutMs', 'maxKeys'],
+      options: [
+        'driver',
+        'db',
+        'duration',
+        'max',
+        'id',
+        'namespace',
+        'headers',
+        'disableHeader',
+        'whitelist',
+        'blacklist',
+        'errorMessage',
+        'status',
+        'throw',
+        'onLimited',
+        'storeTimeoutMs',
+        'maxKeys',
+      ],
       variants: [false, true],
       functionOptions: ['id', 'whitelist', 'blacklist', 'onLimited'],
       attempt,
       // koa-ratelimit's own: destructuring `headers: null` throws its TypeError.
-      incumbentError: (option, value, error) => option === 'headers' && (value === null) && error instanceof TypeError,
+      incumbentError: (option, value, error) => option === 'headers' && value === null && error instanceof TypeError,
     });
   });
 });
@@ -46,8 +63,29 @@ describe('ratelimit in ratekit mode, each option given a value of the wrong type
   it('is refused when built (ERR_RATEKIT_INVALID_OPTION), or answers every request without a 500 and with finite header values', async () => {
     await checkWrongOptions({
       options: [
-        'algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders', 'store', 'onStoreError', 'onError', 'db', 'duration', 'max', 'id',
-        'namespace', 'headers', 'disableHeader', 'whitelist', 'blacklist', 'errorMessage', 'status', 'throw', 'onLimited', 'storeTimeoutMs', 'maxKeys',
+        'algorithm',
+        'limits',
+        'cost',
+        'standardHeaders',
+        'legacyHeaders',
+        'store',
+        'onStoreError',
+        'onError',
+        'db',
+        'duration',
+        'max',
+        'id',
+        'namespace',
+        'headers',
+        'disableHeader',
+        'whitelist',
+        'blacklist',
+        'errorMessage',
+        'status',
+        'throw',
+        'onLimited',
+        'storeTimeoutMs',
+        'maxKeys',
       ],
       variants: [false, true],
       anyOptionNamed: true,
