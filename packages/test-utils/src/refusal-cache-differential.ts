@@ -7,12 +7,11 @@ import {
   type EvaluateRequest,
   type LimitOptions,
   type Limiter,
-  type MaybePromise,
   memoryStore,
   type RateLimitStore,
 } from '@ratekit/core';
 import fc from 'fast-check';
-import { differ, limitArbitrary, requestsArbitrary } from './differential.js';
+import { type DifferentialOptions, differ, limitArbitrary, requestsArbitrary } from './differential.js';
 import { freshNamespace } from './test-store.js';
 
 /**
@@ -37,19 +36,11 @@ export interface CacheSchedule {
   readonly operations: readonly CacheOperation[];
 }
 
-/** Options of {@link testRefusalCacheDifferential}. */
-export interface RefusalCacheDifferentialOptions {
-  /** The store's name in the test titles. */
-  name: string;
-  /** Makes the store under test, once; it must use the caller's clock (`clock: 'caller'`) and be `shared`. */
-  makeStore: () => MaybePromise<RateLimitStore>;
-  /** Called once after the tests. @default calls `store.dispose()` when there is one */
-  disposeStore?: (store: RateLimitStore) => MaybePromise<void>;
-  /** Random schedules per algorithm (and for mixed policies). @default the `RATEKIT_DIFFERENTIAL_RUNS` environment variable, else 40 */
-  runs?: number;
-  /** fast-check seed, to replay a failure. */
-  seed?: number;
-}
+/**
+ * Options of {@link testRefusalCacheDifferential}: those of {@link testDifferential}. The store must use the
+ * caller's clock (`clock: 'caller'`) and be `shared`, or the limiter keeps no refusals.
+ */
+export type RefusalCacheDifferentialOptions = DifferentialOptions;
 
 /** What a run saw: how many answers came from the cache, so a test can show the cache was exercised. */
 export interface CacheRunCounts {
