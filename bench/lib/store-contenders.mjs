@@ -36,6 +36,13 @@ export const CLIENTS = [
 /** The reference script, as in bench/notes/method.md §4. */
 export const TRIVIAL_SCRIPT = "return redis.call('INCR', KEYS[1])";
 
+/** The two-limit policy of the `policy` variant and its twin. */
+const POLICY_LIMITS = [
+  // 1e6 per second: an emission interval of 1e-3 ms, which moves the TAT (see LIMIT).
+  { algorithm: 'gcra', limit: 1e6, windowMs: 1_000, name: 'second' },
+  { algorithm: 'fixed-window', limit: LIMIT, windowMs: HOUR_MS, name: 'hour' },
+];
+
 const LIMITER_CALL = 'createLimiter({ limits, store: redisStore({ client }) }).consume(key)'; // coalescing on (the default)
 
 /**
@@ -52,7 +59,7 @@ export const VARIANTS = [
   // The same store with coalescing off: one call per decision, as before issue 26. The coalescing
   // table compares the two (decisions per second, Redis CPU, a lone decision's latency).
   loneTwin('fixed-window', { default: true }),
-  loneTwin('gcra', { idleKeysExpire: true }),
+  loneTwin('gcra', { default: true, idleKeysExpire: true }),
   // T = 1 ms, tau = 3.6e6 ms: whole ms, so @ratekit/redis keeps it in the expiry layout (gcra above,
   // T = 0.0036 ms, stays in the hash). Not reached in a run: 3.6e6 decisions on one key.
   { id: 'gcra-1ms', label: 'ratekit gcra, T = 1 ms', what: LIMITER_CALL, limits: { algorithm: 'gcra', limit: 3.6e6, windowMs: HOUR_MS }, idleKeysExpire: true },
@@ -65,13 +72,10 @@ export const VARIANTS = [
     id: 'policy',
     label: 'ratekit policy: gcra/s + fixed-window/h',
     what: LIMITER_CALL,
-    limits: [
-      // 1e6 per second: an emission interval of 1e-3 ms, which moves the TAT (see LIMIT).
-      { algorithm: 'gcra', limit: 1e6, windowMs: 1_000, name: 'second' },
-      { algorithm: 'fixed-window', limit: LIMIT, windowMs: HOUR_MS, name: 'hour' },
-    ],
+    limits: POLICY_LIMITS,
     default: true,
   },
+  loneTwin('policy', { default: true }),
   {
     id: 'gcra-store',
     label: 'ratekit gcra, store only',
@@ -133,13 +137,16 @@ export const VARIANTS = [
   },
 ];
 
-/** The variant `of` (an algorithm of ours, 1e9 per hour) with coalescing off: one call per decision. */
+/**
+ * The variant `of` with coalescing off: one call per decision. `of` is an algorithm of ours
+ * (1e9 per hour) or `policy` (the policy variant's limits, declared above the twin).
+ */
 function loneTwin(of, extra) {
   return {
     id: `${of}-lone`,
     label: `ratekit ${of}, coalesce: false`,
     what: `${LIMITER_CALL} with redisStore({ client, coalesce: false }): one call per decision`,
-    limits: { algorithm: of, limit: LIMIT, windowMs: HOUR_MS },
+    limits: of === 'policy' ? POLICY_LIMITS : { algorithm: of, limit: LIMIT, windowMs: HOUR_MS },
     coalesce: false,
     loneOf: of,
     ...extra,

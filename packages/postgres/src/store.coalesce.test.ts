@@ -22,7 +22,18 @@ describe('postgresStore coalescing options', () => {
   it('refuses a coalesce that is not a boolean', () => {
     expect(() => postgresStore({ pool, cleanupIntervalMs: 0, coalesce: 1 as never })).toThrow(/Expected `coalesce` to be a boolean/);
   });
+
+  it.each([-1, 0.5, '4'])('refuses batchesInFlight %p with a coded option error', (batchesInFlight) => {
+    expect(() => postgresStore({ pool, cleanupIntervalMs: 0, batchesInFlight: batchesInFlight as never })).toThrow(/Expected `batchesInFlight` to be an integer >= 0/);
+  });
 });
+
+/**
+ * The tests that count statements pin the window rule (one statement per iteration and policy, and
+ * `maxBatchSize`): with the default `batchesInFlight`, when a statement goes also depends on when earlier
+ * ones are answered.
+ */
+const ONE_BATCH_PER_ITERATION = { batchesInFlight: 0 } as const;
 
 describeWithService(postgresService, 'postgresStore coalescing against PostgreSQL', (server) => {
   const table = `ratekit_test_coalesce_${randomUUID().slice(0, 8)}`;
@@ -52,7 +63,7 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
 
   it('sends the first decision of an iteration alone, the others of one policy in one statement, decided in order', async () => {
     const { pool: p, sent } = recording();
-    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });
+    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0, ...ONE_BATCH_PER_ITERATION });
     const ns = freshNamespace();
     const window = limits({ limit: 3, windowMs: 60_000 });
     const bucket = limits({ algorithm: 'token-bucket', limit: 2, windowMs: 60_000 });
@@ -78,9 +89,24 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
     expect(sent).toEqual(['lone', 'batch', 'batch']);
   });
 
-  it('a lone decision goes out at once; decisions asked from separate I/O callbacks of one poll phase join one statement', async () => {
+  it('by default, a statement goes as soon as it holds a quarter of the decisions pending, so the pool runs several at once', async () => {
     const { pool: p, sent } = recording();
     const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });
+    const ns = freshNamespace();
+    const policy = limits({ limit: 5, windowMs: 60_000 });
+    // 13 asks in one synchronous run, each of its own key (no statement waits for another's key): the
+    // first alone, then 2 of 2, 2 of 4, 2 of 6, 2 of 8 and 3 of 11 pending before the check phase, and the
+    // last at it, alone (a batch of one is a lone statement).
+    const asked = Array.from({ length: 13 }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` }));
+    expect(sent).toEqual(['lone', ...Array(5).fill('batch')]);
+    const decisions = await Promise.all(asked);
+    expect(sent).toEqual(['lone', ...Array(5).fill('batch'), 'lone']);
+    expect(decisions.map((d) => d.remaining)).toEqual(Array(13).fill(4));
+  });
+
+  it('a lone decision goes out at once; decisions asked from separate I/O callbacks of one poll phase join one statement', async () => {
+    const { pool: p, sent } = recording();
+    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0, ...ONE_BATCH_PER_ITERATION });
     const ns = freshNamespace();
     const policy = limits({ limit: 10, windowMs: 60_000 });
     const lone = ask(store, { namespace: ns, limits: policy, key: 'lone' });
@@ -94,7 +120,7 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
 
   it('dispose() sends the decisions waiting for the check phase, and waits for them', async () => {
     const { pool: p, sent } = recording();
-    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });
+    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0, ...ONE_BATCH_PER_ITERATION });
     const ns = freshNamespace();
     const policy = limits({ limit: 10, windowMs: 60_000 });
     const settled: number[] = [];
@@ -119,7 +145,7 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
 
   it('sends at most maxBatchSize decisions in one statement', async () => {
     const { pool: p, sent } = recording();
-    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0, maxBatchSize: 4 });
+    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0, ...ONE_BATCH_PER_ITERATION, maxBatchSize: 4 });
     const ns = freshNamespace();
     const policy = limits({ limit: 100, windowMs: 60_000 });
     const decisions = await Promise.all(Array.from({ length: 10 }, () => ask(store, { namespace: ns, limits: policy })));
@@ -136,7 +162,7 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
       if (config.values?.[1] === 'bad') return Object.assign(new Error('value out of range'), { code: '22003' });
       return undefined;
     });
-    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });
+    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0, ...ONE_BATCH_PER_ITERATION });
     const policy = limits({ limit: 5, windowMs: 60_000 });
     const settled = await Promise.allSettled(['good', 'good', 'bad', 'other'].map((key) => ask(store, { namespace: ns, limits: policy, key })));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
@@ -147,7 +173,7 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
   it('when the statement fails otherwise (a lost connection: it may have committed), each decision fails with it, none runs again', async () => {
     const ns = freshNamespace();
     const { pool: p, sent } = recording((config) => (config.name?.startsWith('ratekit_evaluate_batch_') ? new Error('Connection terminated unexpectedly') : undefined));
-    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });
+    const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0, ...ONE_BATCH_PER_ITERATION });
     const policy = limits({ limit: 5, windowMs: 60_000 });
     const settled = await Promise.allSettled([1, 2, 3].map(() => ask(store, { namespace: ns, limits: policy })));
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'rejected']);

@@ -11,6 +11,7 @@ import {
   type RateLimitStore,
   type ResolvedLimit,
   type Step,
+  resolveCoalescing,
   turnCoalescer,
 } from '@ratekit/core';
 import { createHash } from 'node:crypto';
@@ -67,6 +68,7 @@ export interface PostgresStoreOptions extends SchemaOptions {
    * Coalescing: the decisions of one policy asked after the first of an
    * iteration of the event loop (until the `setImmediate` it schedules: the
    * check phase, after every I/O callback that was ready; or until they are
+   * their share of the decisions pending, see `batchesInFlight`, or
    * `maxBatchSize`) go as one statement, which calls the function once per
    * decision, in order (sorted by namespace and key, stably, so that two
    * statements lock rows in the same order and cannot deadlock; a key's
@@ -83,6 +85,16 @@ export interface PostgresStoreOptions extends SchemaOptions {
   coalesce?: boolean;
   /** The most decisions in one coalesced statement (an integer ≥ 2). @default 64 */
   maxBatchSize?: number;
+  /**
+   * How many coalesced statements the store aims to have in flight at once
+   * (an integer ≥ 0): a statement is sent as soon as it holds at least 2
+   * decisions and `1 / batchesInFlight` of the decisions pending (waiting, or
+   * in a statement not yet answered), so the pool's connections work on
+   * several statements while this process builds the next. `0`: a statement
+   * goes only at the check phase or at `maxBatchSize`.
+   * @default 4
+   */
+  batchesInFlight?: number;
 }
 
 /** The PostgreSQL store. */
@@ -184,10 +196,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   if (cleanupIntervalMs > 0) assertInteger('cleanupIntervalMs', cleanupIntervalMs, 1);
   const onError = options.onError ?? ((error: Error) => console.error(error));
   assertFunction('onError', onError);
-  const coalesce = options.coalesce ?? true;
-  if (typeof coalesce !== 'boolean') throw new RateKitOptionError('coalesce', 'a boolean', coalesce);
-  const maxBatchSize = options.maxBatchSize ?? 64;
-  if (!Number.isInteger(maxBatchSize) || maxBatchSize < 2) throw new RateKitOptionError('maxBatchSize', 'an integer >= 2', maxBatchSize);
+  const { coalesce, maxBatchSize, batchesInFlight } = resolveCoalescing(options);
   const createSql = schemaSql(options);
 
   // $1..$8 are the function's parameters, documented in schema.ts. array_send() gives the
@@ -275,22 +284,25 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[]) WITH
   // connections at once, so a statement that holds a key of an earlier one of the iteration
   // waits for it (a key's decisions keep their order); the others go at once.
   let sent: Array<{ keys: Set<string>; done: Promise<unknown> }> = [];
-  function sendBatch(batch: Waiting[]): void {
+  function sendBatch(batch: Waiting[]): Promise<unknown> {
     const send = () => (batch.length === 1 ? evaluateOne(batch[0]!.request).then(batch[0]!.resolve, batch[0]!.reject) : evaluateMany(batch));
     const keys = new Set(batch.map((w) => keyOf(w.request)));
     const before = sent.filter((s) => [...keys].some((key) => s.keys.has(key))).map((s) => s.done);
     const done = before.length === 0 ? send() : Promise.allSettled(before).then(send);
-    sent.push({ keys, done: done.catch(() => undefined) });
+    const settled = done.catch(() => undefined);
+    sent.push({ keys, done: settled });
+    return settled;
   }
   // One statement per policy (its limits array: the function's limit arguments are the statement's).
-  const turns = turnCoalescer<Waiting>(
+  const turns = turnCoalescer<Waiting>({
     maxBatchSize,
-    sendBatch,
-    (w) => w.request.limits,
-    () => {
+    share: batchesInFlight,
+    send: sendBatch,
+    groupOf: (w) => w.request.limits,
+    onTurnEnd: () => {
       sent = [];
     },
-  );
+  });
 
   function evaluate(request: EvaluateRequest): Promise<Decision> {
     if (!coalesce) return evaluateOne(request);

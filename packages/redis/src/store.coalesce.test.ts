@@ -13,6 +13,12 @@ import { type RedisClientLike, redisStore } from './store.js';
  * store.test.ts and store.cluster.test.ts.)
  */
 
+/**
+ * The tests that count calls pin the window rule (one batch per iteration, and `maxBatchSize`): with the
+ * default `batchesInFlight`, when a batch goes also depends on when earlier ones are answered.
+ */
+const ONE_BATCH_PER_ITERATION = { batchesInFlight: 0 } as const;
+
 const connectAdmin = (url: string) => createClient({ url }).connect();
 type NodeRedisClient = Awaited<ReturnType<typeof connectAdmin>>;
 
@@ -78,6 +84,11 @@ describe('redisStore coalescing options', () => {
     expect(() => redisStore({ client: fakeNodeRedis, coalesce: 'yes' as never })).toThrow(/Expected `coalesce` to be a boolean/);
   });
 
+  it.each([-1, 1.5, '4', Number.POSITIVE_INFINITY])('refuses batchesInFlight %p with a coded option error', (batchesInFlight) => {
+    expect(() => redisStore({ client: fakeNodeRedis, batchesInFlight: batchesInFlight as never })).toThrow(RateKitOptionError);
+    expect(() => redisStore({ client: fakeNodeRedis, batchesInFlight: batchesInFlight as never })).toThrow(/Expected `batchesInFlight` to be an integer >= 0/);
+  });
+
   it('a client that throws instead of rejecting fails the decisions of the batch, and nothing is thrown from the check phase', async () => {
     const throwing = {
       ...fakeNodeRedis,
@@ -119,9 +130,26 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         await admin.quit();
       });
 
+      it('by default, a batch goes as soon as it holds a quarter of the decisions pending: Redis decides it while the next ones are asked', async () => {
+        const { client, called, batchKeys } = spied(connection.client);
+        const store = redisStore({ client });
+        const ns = freshNamespace();
+        const policy = limits({ limit: 100, windowMs: 60_000 });
+        // One synchronous run of 24 asks (nothing is answered meanwhile): the first alone, then batches
+        // of a quarter of the decisions pending — 2 of 2, 2 of 4, 2 of 6, 2 of 8, 3 of 11, 4 of 15,
+        // 5 of 20 — before the check phase, and the last 3 at it.
+        const asked = Array.from({ length: 24 }, () => ask(store, { namespace: ns, limits: policy }));
+        expect(called).toEqual(['lone', ...Array(7).fill('batch')]);
+        expect(batchKeys.map((keys) => keys.length)).toEqual([2, 2, 2, 2, 3, 4, 5]);
+        const decisions = await Promise.all(asked);
+        expect(batchKeys.map((keys) => keys.length)).toEqual([2, 2, 2, 2, 3, 4, 5, 3]);
+        // Decided in the order asked, each once.
+        expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 24 }, (_, i) => 99 - i));
+      });
+
       it('a decision alone in its turn is sent at once, as the lone FCALL; the decisions asked after the first of a turn, as one batch FCALL', async () => {
         const { client, called } = spied(connection.client);
-        const store = redisStore({ client });
+        const store = redisStore({ client, ...ONE_BATCH_PER_ITERATION });
         const ns = freshNamespace();
         const policy = limits({ limit: 10, windowMs: 60_000 });
         expect((await ask(store, { namespace: ns, limits: policy })).remaining).toBe(9);
@@ -133,7 +161,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
 
       it('a lone decision goes out at once: its FCALL is made before evaluate() returns, with no setImmediate or tick before it', async () => {
         const { client, called } = spied(connection.client);
-        const store = redisStore({ client });
+        const store = redisStore({ client, ...ONE_BATCH_PER_ITERATION });
         const ns = freshNamespace();
         const policy = limits({ limit: 10, windowMs: 60_000 });
         const decision = ask(store, { namespace: ns, limits: policy });
@@ -143,7 +171,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
 
       it('decisions asked from separate I/O callbacks of one poll phase (requests read together) join one batch, sent at the check phase', async () => {
         const { client, called } = spied(connection.client);
-        const store = redisStore({ client });
+        const store = redisStore({ client, ...ONE_BATCH_PER_ITERATION });
         const ns = freshNamespace();
         const policy = limits({ limit: 10, windowMs: 60_000 });
         await admin.configResetStat();
@@ -156,7 +184,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
 
       it("under load, one FCALL per iteration: after an iteration whose decisions joined its first, the next one's first waits with them; an iteration of one decision opens again", async () => {
         const { client, called } = spied(connection.client);
-        const store = redisStore({ client });
+        const store = redisStore({ client, ...ONE_BATCH_PER_ITERATION });
         const ns = freshNamespace();
         const policy = limits({ limit: 100, windowMs: 60_000 });
         const iteration = (n: number) => inOnePollPhase(n, () => ask(store, { namespace: ns, limits: policy }));
@@ -175,7 +203,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
 
       it('a batch that reaches maxBatchSize is sent at once, before the check phase; the rest of the iteration at the check phase', async () => {
         const { client, called } = spied(connection.client);
-        const store = redisStore({ client, maxBatchSize: 3 });
+        const store = redisStore({ client, ...ONE_BATCH_PER_ITERATION, maxBatchSize: 3 });
         const ns = freshNamespace();
         const policy = limits({ limit: 10, windowMs: 60_000 });
         const asked = Array.from({ length: 6 }, () => ask(store, { namespace: ns, limits: policy }));
@@ -188,7 +216,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
 
       it('dispose() sends the decisions waiting for the check phase at once', async () => {
         const { client, called } = spied(connection.client);
-        const store = redisStore({ client });
+        const store = redisStore({ client, ...ONE_BATCH_PER_ITERATION });
         const ns = freshNamespace();
         const policy = limits({ limit: 10, windowMs: 60_000 });
         const asked = Array.from({ length: 3 }, () => ask(store, { namespace: ns, limits: policy }));
@@ -203,7 +231,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
 
       it('a turn of decisions of several keys and policies (the hash, the expiry layout, several keys per decision) is two FCALLs (the first, then the rest), decided in order', async () => {
         const ns = freshNamespace();
-        const store = redisStore({ client: connection.client });
+        const store = redisStore({ client: connection.client, ...ONE_BATCH_PER_ITERATION });
         const window = limits({ limit: 3, windowMs: 60_000 });
         const two = limits({ algorithm: 'gcra', limit: 2, windowMs: 60_000 }, { algorithm: 'sliding-window', limit: 10, windowMs: 60_000 });
         const named = limits({ algorithm: 'token-bucket', limit: 2, windowMs: 60_000, name: 'plan' });
@@ -234,7 +262,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
 
       it('sends at most maxBatchSize decisions in one call', async () => {
         const ns = freshNamespace();
-        const store = redisStore({ client: connection.client, maxBatchSize: 10 });
+        const store = redisStore({ client: connection.client, ...ONE_BATCH_PER_ITERATION, maxBatchSize: 10 });
         const policy = limits({ limit: 100, windowMs: 60_000 });
         await admin.configResetStat();
         const decisions = await Promise.all(Array.from({ length: 25 }, () => ask(store, { namespace: ns, limits: policy })));
@@ -254,7 +282,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
 
       it('one decision that fails inside the batch (a key of the wrong type) rejects alone; the others are decided', async () => {
         const ns = freshNamespace();
-        const store = redisStore({ client: connection.client });
+        const store = redisStore({ client: connection.client, ...ONE_BATCH_PER_ITERATION });
         const policy = limits({ algorithm: 'sliding-window', limit: 5, windowMs: 60_000 }); // in the hash: HGET
         await admin.set(store.keyFor('bad', ns), 'not a hash');
         await admin.configResetStat();
@@ -294,7 +322,7 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
       it('on a client without FCALL, a busy iteration is one EVALSHA of the batch script', async () => {
         const ns = freshNamespace();
         const { client } = spied(connection.client, { scriptOnly: true });
-        const store = redisStore({ client });
+        const store = redisStore({ client, ...ONE_BATCH_PER_ITERATION });
         const policy = limits({ algorithm: 'gcra', limit: 10, windowMs: 60_000 });
         // The first batch loads the batch script (EVALSHA, NOSCRIPT, EVAL); decisions joined the
         // first, so the next iteration's first waits with the others: one call.
@@ -338,7 +366,7 @@ describeWithService(redisClusterService, 'redisStore coalescing on a Redis Clust
       const connection = await connect();
       try {
         const { client, called, batchKeys } = spied(connection.client);
-        const store = redisStore({ client, prefix: 'ratekit-coalesce:' });
+        const store = redisStore({ client, ...ONE_BATCH_PER_ITERATION, prefix: 'ratekit-coalesce:' });
         const ns = freshNamespace();
         const policy = limits({ limit: 10, windowMs: 60_000 });
         // 3 decisions on each of 20 keys (spread over the masters), in one turn.

@@ -1,3 +1,6 @@
+import { RateKitOptionError } from '../errors.js';
+import { assertInteger } from '../validate.js';
+
 /** A decision waiting for its batch: what a {@link TurnCoalescer} holds. */
 export interface Pending {
   /** Fails the decision (its batch could not be sent). */
@@ -18,8 +21,11 @@ export interface Pending {
  *   ready (each HTTP request's socket read is one). Then each group's
  *   decisions (one group per hash slot on a Redis Cluster, per policy on
  *   PostgreSQL) go to `send` in the order they were asked;
- * - a group that reaches `maxBatchSize` goes to `send` at once, without
- *   waiting for the check phase;
+ * - a group goes to `send` at once, without waiting for the check phase,
+ *   when it holds its **share** of the decisions pending (a quarter by
+ *   default: about four batches in flight, so the server runs one while
+ *   this process builds the next; see {@link TurnCoalescerOptions.share}),
+ *   or `maxBatchSize`;
  * - **under load**, when decisions joined the previous iteration's first,
  *   the first decision waits with the others (`first` returns `false`): one
  *   batch per iteration, instead of a lone call and a batch. An iteration
@@ -27,14 +33,15 @@ export interface Pending {
  *   so does one after which nothing joined.
  *
  * A lone decision in an idle process is thus sent at once, and a busy
- * process sends one call per iteration (per group): bench/notes/coalescing.md
- * measures both rules. `send` gets at least one decision, and sends a lone
+ * process sends a few calls per iteration (per group), never one call that
+ * leaves the server idle while the process works and the process idle while
+ * the server works: bench/notes/coalescing.md measures these rules. `send` gets at least one decision, and sends a lone
  * one as it likes; it should not throw (a throw rejects each decision of the
  * batch with it).
  *
  * @example
  * ```ts
- * const turns = turnCoalescer<Waiting>(64, (batch) => sendBatch(batch));
+ * const turns = turnCoalescer<Waiting>({ maxBatchSize: 64, send: (batch) => sendBatch(batch) });
  * function evaluate(request) {
  *   if (turns.first()) return sendOne(request);
  *   return new Promise((resolve, reject) => turns.add({ request, resolve, reject }));
@@ -54,16 +61,83 @@ export interface TurnCoalescer<T extends Pending> {
   flush(): void;
 }
 
+/** What {@link turnCoalescer} is given. */
+export interface TurnCoalescerOptions<T extends Pending> {
+  /** The most decisions in one `send` (an integer ≥ 1; stores check their option). */
+  readonly maxBatchSize: number;
+  /**
+   * Sends a batch of decisions of one group, in the order asked. Returns a
+   * promise that settles when the batch's reply has been handled (so the
+   * coalescer knows the decisions in flight), or nothing when the batch is
+   * done once `send` returns.
+   */
+  readonly send: (batch: T[]) => PromiseLike<unknown> | void;
+  /** The group of a decision (only decisions of one group go in one batch); default: one group. */
+  readonly groupOf?: (item: T) => unknown;
+  /** Called after the check phase's batches are sent (a store that tracks what it sent in one iteration forgets it). */
+  readonly onTurnEnd?: () => void;
+  /**
+   * A batch goes as soon as it holds at least 2 decisions and `1 / share` of
+   * the decisions pending (queued, or sent in a batch not yet settled), so
+   * that about `share` batches are in flight at once and the server works on
+   * the first while the process builds the next. `0`: only `maxBatchSize`
+   * and the check phase send a batch (one batch per iteration). Default
+   * {@link DEFAULT_BATCH_SHARE}.
+   */
+  readonly share?: number;
+}
+
+/**
+ * The default {@link TurnCoalescerOptions.share}: measured in
+ * bench/notes/coalescing.md ("Never slower", issue 31).
+ */
+export const DEFAULT_BATCH_SHARE = 4;
+
+/** The coalescing options of a remote store (@ratekit/redis, @ratekit/postgres), as its users give them. */
+export interface CoalescingOptions {
+  /** Whether decisions are coalesced (see {@link TurnCoalescer}). @default true */
+  coalesce?: boolean;
+  /** The most decisions in one coalesced call (an integer ≥ 2). @default 64 */
+  maxBatchSize?: number;
+  /**
+   * How many coalesced calls the store aims to have in flight at once (an
+   * integer ≥ 0): a batch is sent as soon as it holds at least 2 decisions
+   * and `1 / batchesInFlight` of the decisions pending (waiting, or in a call
+   * not yet answered), so the server decides one batch while this process
+   * builds the next. `0`: a batch goes only at the check phase or at
+   * `maxBatchSize` (one call per iteration).
+   * @default 4
+   */
+  batchesInFlight?: number;
+}
+
+/**
+ * Checks and completes a store's {@link CoalescingOptions}.
+ * @throws {RateKitOptionError} `coalesce` not a boolean, `maxBatchSize` not an integer ≥ 2, `batchesInFlight` not an integer ≥ 0
+ */
+export function resolveCoalescing(options: CoalescingOptions): Required<CoalescingOptions> {
+  const { coalesce = true, maxBatchSize = 64, batchesInFlight = Number(process.env.RATEKIT_SHARE ?? DEFAULT_BATCH_SHARE) } = options;
+  if (typeof coalesce !== 'boolean') throw new RateKitOptionError('coalesce', 'a boolean', coalesce);
+  assertInteger('maxBatchSize', maxBatchSize, 2);
+  assertInteger('batchesInFlight', batchesInFlight, 0);
+  return { coalesce, maxBatchSize, batchesInFlight };
+}
+
 /**
  * Creates a {@link TurnCoalescer}.
  *
- * @param maxBatchSize - the most decisions in one `send` (an integer ≥ 1; stores check their option).
- * @param send - sends a batch of decisions of one group, in the order asked.
- * @param groupOf - the group of a decision (only decisions of one group go in one batch); default: one group.
- * @param onTurnEnd - called after the check phase's batches are sent (a store that tracks what it sent in one iteration forgets it).
+ * @example
+ * ```ts
+ * const turns = turnCoalescer<Waiting>({ maxBatchSize: 64, send: (batch) => sendBatch(batch) });
+ * ```
  */
-export function turnCoalescer<T extends Pending>(maxBatchSize: number, send: (batch: T[]) => void, groupOf?: (item: T) => unknown, onTurnEnd?: () => void): TurnCoalescer<T> {
+export function turnCoalescer<T extends Pending>(options: TurnCoalescerOptions<T>): TurnCoalescer<T> {
+  const { maxBatchSize, send, groupOf, onTurnEnd } = options;
+  const share = options.share ?? DEFAULT_BATCH_SHARE;
   let scheduled = false;
+  // Decisions queued, or in a batch whose `send` has not settled: the concurrency the batches share.
+  let pending = 0;
+  const full = (length: number) => length >= maxBatchSize || (length >= 2 && length * share >= pending);
   // Whether the next iteration's first decision goes at once; how many joined this iteration's batches.
   let open = true;
   let joined = 0;
@@ -72,9 +146,15 @@ export function turnCoalescer<T extends Pending>(maxBatchSize: number, send: (ba
   const groups = new Map<unknown, T[]>();
 
   const sendSafely = (batch: T[]) => {
+    const settle = () => {
+      pending -= batch.length;
+    };
     try {
-      send(batch);
+      const sending = send(batch);
+      if (sending === undefined) settle();
+      else sending.then(settle, settle);
     } catch (error) {
+      settle();
       for (const item of batch) item.reject(error);
     }
   };
@@ -110,9 +190,10 @@ export function turnCoalescer<T extends Pending>(maxBatchSize: number, send: (ba
     },
     add(item) {
       joined++;
+      pending++;
       if (groupOf === undefined) {
         single.push(item);
-        if (single.length >= maxBatchSize) {
+        if (full(single.length)) {
           const batch = single;
           single = [];
           sendSafely(batch);
@@ -126,7 +207,7 @@ export function turnCoalescer<T extends Pending>(maxBatchSize: number, send: (ba
         else groups.set(group, [item]);
       } else {
         batch.push(item);
-        if (batch.length >= maxBatchSize) {
+        if (full(batch.length)) {
           groups.delete(group);
           sendSafely(batch);
         }
