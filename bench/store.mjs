@@ -566,8 +566,8 @@ function renderCoalescing(results) {
     '',
     'The store coalesces the decisions asked in one iteration of the event loop: the first at once, the others in batches (FCALL of the batch function), each sent as soon as it holds its share of the decisions in flight, the rest at the iteration\'s setImmediate (packages/redis/README.md, "Coalescing"). ' +
       '"off" is the same store with `coalesce: false` (one call per decision), measured in the same rounds. ÷ trivial EVALSHA: the main table\'s ratio (median over rounds). ' +
-      'On ÷ off: median over rounds of the two per-round ratios\' quotient (each against its adjacent baseline slices). ops/s: median over slices; ÷ rate-limiter-flexible: ratio of those medians (same client, same key count). ' +
-      'Redis CPU: INFO cpu (user + sys) of the server over the measured slices, per decision; client CPU: the contender process\'s, median over slices. Lone decision: one decision at a time (nothing else in flight), alternating decision by decision with the same store with coalescing off on the same connection (its own keys, touched first); ' +
+      "On ÷ off: median over rounds of the two per-round ratios' quotient (each against its adjacent baseline slices). ops/s: median over slices; ÷ rate-limiter-flexible: ratio of those medians (same client, same key count). " +
+      "Redis CPU: INFO cpu (user + sys) of the server over the measured slices, per decision; client CPU: the contender process's, median over slices. Lone decision: one decision at a time (nothing else in flight), alternating decision by decision with the same store with coalescing off on the same connection (its own keys, touched first); " +
       'median latency per slice, median over rounds; the ratio is the median over rounds of on ÷ off. Read the load average below: on a CPU-starved machine the CPU saved per decision dominates, on a quiet one the overlap of client and server does (bench/notes/coalescing.md).',
     '',
     table,

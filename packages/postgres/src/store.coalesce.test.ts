@@ -89,19 +89,18 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
     expect(sent).toEqual(['lone', 'batch', 'batch']);
   });
 
-  it('by default, a statement goes as soon as it holds a quarter of the decisions pending, so the pool runs several at once', async () => {
+  it('by default, a statement goes as soon as it holds half the decisions pending, so the pool runs several at once', async () => {
     const { pool: p, sent } = recording();
     const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });
     const ns = freshNamespace();
     const policy = limits({ limit: 5, windowMs: 60_000 });
-    // 13 asks in one synchronous run, each of its own key (no statement waits for another's key): the
-    // first alone, then 2 of 2, 2 of 4, 2 of 6, 2 of 8 and 3 of 11 pending before the check phase, and the
-    // last at it, alone (a batch of one is a lone statement).
-    const asked = Array.from({ length: 13 }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` }));
-    expect(sent).toEqual(['lone', ...Array(5).fill('batch')]);
+    // 14 asks in one synchronous run, each of its own key (no statement waits for another's key): the
+    // first alone, then 2 of 2, 2 of 4 and 4 of 8 pending before the check phase, and the last 5 at it.
+    const asked = Array.from({ length: 14 }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` }));
+    expect(sent).toEqual(['lone', 'batch', 'batch', 'batch']);
     const decisions = await Promise.all(asked);
-    expect(sent).toEqual(['lone', ...Array(5).fill('batch'), 'lone']);
-    expect(decisions.map((d) => d.remaining)).toEqual(Array(13).fill(4));
+    expect(sent).toEqual(['lone', 'batch', 'batch', 'batch', 'batch']);
+    expect(decisions.map((d) => d.remaining)).toEqual(Array(14).fill(4));
   });
 
   it('a lone decision goes out at once; decisions asked from separate I/O callbacks of one poll phase join one statement', async () => {

@@ -92,7 +92,7 @@ export interface PostgresStoreOptions extends SchemaOptions {
    * in a statement not yet answered), so the pool's connections work on
    * several statements while this process builds the next. `0`: a statement
    * goes only at the check phase or at `maxBatchSize`.
-   * @default 4
+   * @default 2
    */
   batchesInFlight?: number;
 }
@@ -296,7 +296,7 @@ FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[]) WITH
   // One statement per policy (its limits array: the function's limit arguments are the statement's).
   const turns = turnCoalescer<Waiting>({
     maxBatchSize,
-    share: batchesInFlight,
+    batchesInFlight,
     send: sendBatch,
     groupOf: (w) => w.request.limits,
     onTurnEnd: () => {

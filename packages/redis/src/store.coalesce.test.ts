@@ -130,22 +130,28 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
         await admin.quit();
       });
 
-      it('by default, a batch goes as soon as it holds a quarter of the decisions pending: Redis decides it while the next ones are asked', async () => {
-        const { client, called, batchKeys } = spied(connection.client);
-        const store = redisStore({ client });
-        const ns = freshNamespace();
-        const policy = limits({ limit: 100, windowMs: 60_000 });
-        // One synchronous run of 24 asks (nothing is answered meanwhile): the first alone, then batches
-        // of a quarter of the decisions pending — 2 of 2, 2 of 4, 2 of 6, 2 of 8, 3 of 11, 4 of 15,
-        // 5 of 20 — before the check phase, and the last 3 at it.
-        const asked = Array.from({ length: 24 }, () => ask(store, { namespace: ns, limits: policy }));
-        expect(called).toEqual(['lone', ...Array(7).fill('batch')]);
-        expect(batchKeys.map((keys) => keys.length)).toEqual([2, 2, 2, 2, 3, 4, 5]);
-        const decisions = await Promise.all(asked);
-        expect(batchKeys.map((keys) => keys.length)).toEqual([2, 2, 2, 2, 3, 4, 5, 3]);
-        // Decided in the order asked, each once.
-        expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 24 }, (_, i) => 99 - i));
-      });
+      it(
+        clientName === 'ioredis'
+          ? 'by default (a client that writes each call at once), a batch goes as soon as it holds half the decisions pending: Redis decides it while the next ones are asked'
+          : 'by default (a client that writes the calls of an iteration together), the decisions asked after the first go as one batch, at the check phase',
+        async () => {
+          const { client, called, batchKeys } = spied(connection.client);
+          const store = redisStore({ client });
+          const ns = freshNamespace();
+          const policy = limits({ limit: 100, windowMs: 60_000 });
+          // One synchronous run of 24 asks (nothing is answered meanwhile). ioredis: the first alone, then
+          // batches of half the decisions pending — 2 of 2, 2 of 4, 4 of 8, 8 of 16 — before the check phase,
+          // and the last 7 at it. node-redis: the first alone, the other 23 at the check phase.
+          const asked = Array.from({ length: 24 }, () => ask(store, { namespace: ns, limits: policy }));
+          const early = clientName === 'ioredis' ? [2, 2, 4, 8] : [];
+          expect(called).toEqual(['lone', ...early.map(() => 'batch')]);
+          expect(batchKeys.map((keys) => keys.length)).toEqual(early);
+          const decisions = await Promise.all(asked);
+          expect(batchKeys.map((keys) => keys.length)).toEqual(clientName === 'ioredis' ? [...early, 7] : [23]);
+          // Decided in the order asked, each once.
+          expect(decisions.map((d) => d.remaining)).toEqual(Array.from({ length: 24 }, (_, i) => 99 - i));
+        },
+      );
 
       it('a decision alone in its turn is sent at once, as the lone FCALL; the decisions asked after the first of a turn, as one batch FCALL', async () => {
         const { client, called } = spied(connection.client);
@@ -344,6 +350,25 @@ describeWithService(privateRedisService, 'redisStore coalescing (on a Redis of i
       });
     });
   }
+
+  it('ioredis with enableAutoPipelining writes the commands of an iteration together: by default, the decisions after the first go as one batch, at the check phase', async () => {
+    const pipelining = new Redis(server().url, { enableAutoPipelining: true });
+    try {
+      await new Promise<void>((resolve, reject) => pipelining.once('ready', resolve).once('error', reject));
+      const { client, batchKeys } = spied(pipelining);
+      const store = redisStore({ client });
+      const ns = freshNamespace();
+      const policy = limits({ limit: 100, windowMs: 60_000 });
+      // The library loaded (a batch that finds no function would be sent again after FUNCTION LOAD).
+      await ask(store, { namespace: ns, limits: policy, key: 'warm' });
+      const asked = Array.from({ length: 24 }, () => ask(store, { namespace: ns, limits: policy }));
+      expect(batchKeys).toEqual([]);
+      expect((await Promise.all(asked)).map((d) => d.remaining)).toEqual(Array.from({ length: 24 }, (_, i) => 99 - i));
+      expect(batchKeys.map((keys) => keys.length)).toEqual([23]);
+    } finally {
+      await pipelining.quit();
+    }
+  });
 });
 
 describeWithService(redisClusterService, 'redisStore coalescing on a Redis Cluster', (server) => {

@@ -8,6 +8,7 @@ import {
   RateKitOptionError,
   type RateLimitStore,
   type ResolvedLimit,
+  DEFAULT_BATCHES_IN_FLIGHT,
   resolveCoalescing,
   turnCoalescer,
   unnamedLimitId,
@@ -114,11 +115,11 @@ export interface RedisStoreOptions {
    * integer ≥ 0): a batch is sent as soon as it holds at least 2 decisions
    * and `1 / batchesInFlight` of the decisions pending (waiting, or in a call
    * not yet answered). Redis then decides one batch while this process
-   * builds the next, instead of each waiting for the other; one call that
-   * held every decision in flight was up to 27% slower than no coalescing at
-   * all on a quiet machine (bench/notes/coalescing.md). `0`: a batch goes
-   * only at the check phase or at `maxBatchSize`: one call per iteration.
-   * @default 4
+   * builds the next, instead of each waiting for the other: one call holding
+   * every decision in flight was up to 27% slower than no coalescing at all
+   * (bench/notes/coalescing.md). `0`: a batch goes only at the check phase
+   * or at `maxBatchSize` (one call per iteration).
+   * @default 2 on a client that writes each command at once (ioredis); 0 on one that writes the commands of an iteration together (node-redis, ioredis with `enableAutoPipelining`), where batches sent apart would reach Redis together anyway
    */
   batchesInFlight?: number;
 }
@@ -227,7 +228,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   }
   const clock = options.clock ?? 'server';
   assertOneOf('clock', clock, ['server', 'caller'] as const);
-  const { coalesce, maxBatchSize, batchesInFlight } = resolveCoalescing(options);
+  // Batches in flight only overlap when each is written at once: a client that writes an iteration's
+  // commands together sends them together anyway (bench/notes/coalescing.md, "Never slower").
+  const { coalesce, maxBatchSize, batchesInFlight } = resolveCoalescing(options, runner.writesEachCommand ? DEFAULT_BATCHES_IN_FLIGHT : 0);
   const coalescing = coalesce ? coalescer(runner, maxBatchSize, batchesInFlight) : undefined;
   const send = coalescing === undefined ? runner : coalescing.send;
 
@@ -304,6 +307,8 @@ interface ScriptRunner {
   del(keys: string[]): Promise<unknown>;
   /** The hash slot of a key when the client is a cluster's (decisions of one slot go in one call), else undefined. */
   readonly slotOf: ((key: string) => number) | undefined;
+  /** See {@link Transport.writesEachCommand}. */
+  readonly writesEachCommand: boolean;
 }
 
 /** How one client sends the decision: as a function (when it can) and as a script. */
@@ -322,6 +327,12 @@ interface Transport {
   readonly scriptMany: (keys: string[], args: string[]) => Promise<unknown>;
   /** Whether the client is a cluster's. */
   readonly cluster: boolean;
+  /**
+   * Whether the client writes each command to the socket when it is sent
+   * (ioredis), rather than the commands of an iteration together (node-redis,
+   * at its `setImmediate`; ioredis with `enableAutoPipelining`).
+   */
+  readonly writesEachCommand: boolean;
 }
 
 type Send = (...args: unknown[]) => Promise<unknown>;
@@ -365,6 +376,7 @@ function transport(client: unknown): Transport {
           });
         },
         cluster,
+        writesEachCommand: false,
       };
     }
     if (typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function') {
@@ -394,6 +406,7 @@ function transport(client: unknown): Transport {
             return ioredis.eval(DECISION_BATCH_SCRIPT, keys.length, ...keys, ...args);
           }),
         cluster: typeof nodes === 'function',
+        writesEachCommand: (c.options as { enableAutoPipelining?: unknown } | undefined)?.enableAutoPipelining !== true,
       };
     }
   }
@@ -414,6 +427,7 @@ function runnerOn(t: Transport): ScriptRunner {
   (run as { many: ScriptRunner['many'] }).many = withFallback(state, t, t.fcallMany, t.scriptMany);
   run.del = t.del;
   (run as { slotOf: ScriptRunner['slotOf'] }).slotOf = t.cluster ? calculateSlot : undefined;
+  (run as { writesEachCommand: boolean }).writesEachCommand = t.writesEachCommand;
   return run;
 }
 
@@ -477,12 +491,14 @@ interface Waiting {
  * Under load the first waits with the others (see `turnCoalescer`):
  * bench/notes/coalescing.md.
  */
-function coalescer(runner: ScriptRunner, maxBatchSize: number, share: number): { send: (keys: string[], argument: string) => Promise<unknown>; flush: () => void } {
+function coalescer(runner: ScriptRunner, maxBatchSize: number, batchesInFlight: number): { send: (keys: string[], argument: string) => Promise<unknown>; flush: () => void } {
   const slotOf = runner.slotOf;
   const sendBatch = (batch: Waiting[]) => {
     if (batch.length === 1) {
       const w = batch[0]!;
-      return attempt(() => runner(w.keys, w.argument)).then(w.resolve, w.reject);
+      const reply = attempt(() => runner(w.keys, w.argument));
+      reply.then(w.resolve, w.reject);
+      return reply;
     }
     const keys: string[] = [];
     const args: string[] = [''];
@@ -498,7 +514,10 @@ function coalescer(runner: ScriptRunner, maxBatchSize: number, share: number): {
       previous = w.argument;
     }
     if (multi) args[0] = counts;
-    return attempt(() => runner.many(keys, args)).then(
+    // Returned as is, not chained: the coalescer's count of decisions in flight drops with the reply
+    // (its reaction is queued beside the one below), before the decisions it resolves ask again.
+    const call = attempt(() => runner.many(keys, args));
+    call.then(
       (replies) => {
         if (!Array.isArray(replies) || replies.length !== batch.length) {
           const error = new Error(`Unexpected reply from the ratekit batch function: ${String(replies).slice(0, 200)}`);
@@ -516,8 +535,9 @@ function coalescer(runner: ScriptRunner, maxBatchSize: number, share: number): {
         for (const w of batch) w.reject(error);
       },
     );
+    return call;
   };
-  const turns = turnCoalescer<Waiting>({ maxBatchSize, share, send: sendBatch, groupOf: slotOf === undefined ? undefined : (w) => slotOf(w.keys[0]!) });
+  const turns = turnCoalescer<Waiting>({ maxBatchSize, batchesInFlight, send: sendBatch, groupOf: slotOf === undefined ? undefined : (w) => slotOf(w.keys[0]!) });
   return {
     send: (keys, argument) => {
       // The first decision of an iteration goes at once, as a lone call (unless under load): a decision alone waits for nothing.

@@ -8,10 +8,10 @@ interface Item extends Pending {
 const item = (name: string, failures: string[] = []): Item => ({ name, reject: (error) => failures.push(`${name}: ${(error as Error).message}`) });
 const checkPhase = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('turnCoalescer: the batch window is one iteration of the event loop (share 0: one batch per iteration)', () => {
+describe('turnCoalescer: the batch window is one iteration of the event loop (batchesInFlight 0: one batch per iteration)', () => {
   it('the first decision goes at once; the ones asked after it wait for the check phase, then go as one batch', async () => {
     const sent: string[][] = [];
-    const turns = turnCoalescer<Item>({ maxBatchSize: 64, share: 0, send: (batch) => void sent.push(batch.map((i) => i.name)) });
+    const turns = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 0, send: (batch) => void sent.push(batch.map((i) => i.name)) });
     expect(turns.first()).toBe(true);
     for (const name of ['b', 'c', 'd']) {
       expect(turns.first()).toBe(false);
@@ -26,7 +26,7 @@ describe('turnCoalescer: the batch window is one iteration of the event loop (sh
 
   it('under load, the first decision waits with the others (one batch per iteration) until an iteration asks one decision alone', async () => {
     const sent: string[][] = [];
-    const turns = turnCoalescer<Item>({ maxBatchSize: 64, share: 0, send: (batch) => void sent.push(batch.map((i) => i.name)) });
+    const turns = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 0, send: (batch) => void sent.push(batch.map((i) => i.name)) });
     // An iteration of one decision: the next first goes at once too.
     expect(turns.first()).toBe(true);
     await checkPhase();
@@ -49,7 +49,7 @@ describe('turnCoalescer: the batch window is one iteration of the event loop (sh
 
   it('a group that reaches maxBatchSize is sent at once; the rest of the iteration waits for the check phase', async () => {
     const sent: string[][] = [];
-    const turns = turnCoalescer<Item>({ maxBatchSize: 2, share: 0, send: (batch) => void sent.push(batch.map((i) => i.name)) });
+    const turns = turnCoalescer<Item>({ maxBatchSize: 2, batchesInFlight: 0, send: (batch) => void sent.push(batch.map((i) => i.name)) });
     turns.first();
     for (const name of ['b', 'c', 'd']) turns.add(item(name));
     expect(sent).toEqual([['b', 'c']]);
@@ -59,7 +59,7 @@ describe('turnCoalescer: the batch window is one iteration of the event loop (sh
 
   it('groups: one batch per group, each in the order asked, each flushed early on its own', async () => {
     const sent: string[][] = [];
-    const turns = turnCoalescer<Item>({ maxBatchSize: 3, share: 0, send: (batch) => void sent.push(batch.map((i) => i.name)), groupOf: (i) => i.name[0] });
+    const turns = turnCoalescer<Item>({ maxBatchSize: 3, batchesInFlight: 0, send: (batch) => void sent.push(batch.map((i) => i.name)), groupOf: (i) => i.name[0] });
     turns.first();
     for (const name of ['x1', 'y1', 'x2', 'y2', 'x3', 'y3', 'x4']) turns.add(item(name));
     expect(sent).toEqual([
@@ -75,7 +75,7 @@ describe('turnCoalescer: the batch window is one iteration of the event loop (sh
     const sent: string[][] = [];
     const turns = turnCoalescer<Item>({
       maxBatchSize: 64,
-      share: 0,
+      batchesInFlight: 0,
       send: (batch) => {
         if (batch[0]!.name === 'x') throw new Error('closed');
         sent.push(batch.map((i) => i.name));
@@ -95,7 +95,7 @@ describe('turnCoalescer: the batch window is one iteration of the event loop (sh
     const events: string[] = [];
     const turns = turnCoalescer<Item>({
       maxBatchSize: 64,
-      share: 0,
+      batchesInFlight: 0,
       send: (batch) => void events.push(`send ${batch.map((i) => i.name).join(',')}`),
       onTurnEnd: () => events.push('end'),
     });
@@ -120,9 +120,9 @@ describe('turnCoalescer: a batch goes as soon as it holds its share of the decis
     return { sent, send, settle: async (n: number) => (ends[n]!(), await Promise.resolve()) };
   }
 
-  it('share 4: a batch goes once it holds a quarter of the decisions pending (queued or in flight), the rest at the check phase', async () => {
+  it('batchesInFlight 4: a batch goes once it holds a quarter of the decisions pending (queued or in flight), the rest at the check phase', async () => {
     const { sent, send } = inFlight();
-    const turns = turnCoalescer<Item>({ maxBatchSize: 64, share: 4, send });
+    const turns = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 4, send });
     turns.first();
     // | asked | pending | batch | 4 × batch ≥ pending? |
     // |     2 |       2 |     2 | 8 ≥ 2: sent          |
@@ -140,7 +140,7 @@ describe('turnCoalescer: a batch goes as soon as it holds its share of the decis
 
   it('batches grow with the decisions pending, up to maxBatchSize', () => {
     const { sent, send } = inFlight();
-    const turns = turnCoalescer<Item>({ maxBatchSize: 10, share: 4, send });
+    const turns = turnCoalescer<Item>({ maxBatchSize: 10, batchesInFlight: 4, send });
     turns.first();
     for (let i = 0; i < 60; i++) turns.add(item(`d${i}`));
     expect(sent.map((b) => b.length)).toEqual([2, 2, 2, 2, 3, 4, 5, 7, 9, 10, 10]);
@@ -148,7 +148,7 @@ describe('turnCoalescer: a batch goes as soon as it holds its share of the decis
 
   it('decisions still in flight from an earlier iteration count: 40 in flight, the next batch holds 14 (4 × 14 ≥ 54)', async () => {
     const { sent, send } = inFlight();
-    const shared = turnCoalescer<Item>({ maxBatchSize: 64, share: 4, send });
+    const shared = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 4, send });
     shared.first();
     // 40 decisions sent in batches of 2 to 10 in the first iteration (none settles) …
     for (let i = 0; i < 40; i++) shared.add(item(`a${i}`));
@@ -162,7 +162,7 @@ describe('turnCoalescer: a batch goes as soon as it holds its share of the decis
 
   it('a settled batch no longer counts: the next batches are smaller again', async () => {
     const { sent, send, settle } = inFlight();
-    const turns = turnCoalescer<Item>({ maxBatchSize: 64, share: 2, send });
+    const turns = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 2, send });
     turns.first();
     for (let i = 0; i < 8; i++) turns.add(item(`a${i}`));
     await checkPhase();

@@ -22,10 +22,10 @@ export interface Pending {
  *   decisions (one group per hash slot on a Redis Cluster, per policy on
  *   PostgreSQL) go to `send` in the order they were asked;
  * - a group goes to `send` at once, without waiting for the check phase,
- *   when it holds its **share** of the decisions pending (a quarter by
- *   default: about four batches in flight, so the server runs one while
- *   this process builds the next; see {@link TurnCoalescerOptions.share}),
- *   or `maxBatchSize`;
+ *   when it holds its **share** of the decisions pending (half by default:
+ *   two batches in flight, so the server runs one while this process builds
+ *   the next; see {@link TurnCoalescerOptions.batchesInFlight}), or
+ *   `maxBatchSize`;
  * - **under load**, when decisions joined the previous iteration's first,
  *   the first decision waits with the others (`first` returns `false`): one
  *   batch per iteration, instead of a lone call and a batch. An iteration
@@ -77,21 +77,23 @@ export interface TurnCoalescerOptions<T extends Pending> {
   /** Called after the check phase's batches are sent (a store that tracks what it sent in one iteration forgets it). */
   readonly onTurnEnd?: () => void;
   /**
-   * A batch goes as soon as it holds at least 2 decisions and `1 / share` of
-   * the decisions pending (queued, or sent in a batch not yet settled), so
-   * that about `share` batches are in flight at once and the server works on
-   * the first while the process builds the next. `0`: only `maxBatchSize`
-   * and the check phase send a batch (one batch per iteration). Default
-   * {@link DEFAULT_BATCH_SHARE}.
+   * A batch goes as soon as it holds at least 2 decisions and
+   * `1 / batchesInFlight` of the decisions pending (queued, or sent in a
+   * batch not yet settled), so that about `batchesInFlight` batches are in
+   * flight at once and the server works on one while the process builds the
+   * next. `0`: only `maxBatchSize` and the check phase send a batch (one
+   * batch per iteration). Default {@link DEFAULT_BATCHES_IN_FLIGHT}.
    */
-  readonly share?: number;
+  readonly batchesInFlight?: number;
 }
 
 /**
- * The default {@link TurnCoalescerOptions.share}: measured in
- * bench/notes/coalescing.md ("Never slower", issue 31).
+ * The default {@link TurnCoalescerOptions.batchesInFlight}, for a client that
+ * writes each call to the server at once: two batches in flight, so that the
+ * server decides one while this process builds the next (bench/notes/coalescing.md,
+ * "Never slower").
  */
-export const DEFAULT_BATCH_SHARE = 4;
+export const DEFAULT_BATCHES_IN_FLIGHT = 2;
 
 /** The coalescing options of a remote store (@ratekit/redis, @ratekit/postgres), as its users give them. */
 export interface CoalescingOptions {
@@ -106,7 +108,7 @@ export interface CoalescingOptions {
    * not yet answered), so the server decides one batch while this process
    * builds the next. `0`: a batch goes only at the check phase or at
    * `maxBatchSize` (one call per iteration).
-   * @default 4
+   * @default {@link DEFAULT_BATCHES_IN_FLIGHT} (2), unless the store gives another
    */
   batchesInFlight?: number;
 }
@@ -115,8 +117,8 @@ export interface CoalescingOptions {
  * Checks and completes a store's {@link CoalescingOptions}.
  * @throws {RateKitOptionError} `coalesce` not a boolean, `maxBatchSize` not an integer ≥ 2, `batchesInFlight` not an integer ≥ 0
  */
-export function resolveCoalescing(options: CoalescingOptions): Required<CoalescingOptions> {
-  const { coalesce = true, maxBatchSize = 64, batchesInFlight = Number(process.env.RATEKIT_SHARE ?? DEFAULT_BATCH_SHARE) } = options;
+export function resolveCoalescing(options: CoalescingOptions, batchesInFlightDefault = DEFAULT_BATCHES_IN_FLIGHT): Required<CoalescingOptions> {
+  const { coalesce = true, maxBatchSize = 64, batchesInFlight = batchesInFlightDefault } = options;
   if (typeof coalesce !== 'boolean') throw new RateKitOptionError('coalesce', 'a boolean', coalesce);
   assertInteger('maxBatchSize', maxBatchSize, 2);
   assertInteger('batchesInFlight', batchesInFlight, 0);
@@ -133,7 +135,7 @@ export function resolveCoalescing(options: CoalescingOptions): Required<Coalesci
  */
 export function turnCoalescer<T extends Pending>(options: TurnCoalescerOptions<T>): TurnCoalescer<T> {
   const { maxBatchSize, send, groupOf, onTurnEnd } = options;
-  const share = options.share ?? DEFAULT_BATCH_SHARE;
+  const share = options.batchesInFlight ?? DEFAULT_BATCHES_IN_FLIGHT;
   let scheduled = false;
   // Decisions queued, or in a batch whose `send` has not settled: the concurrency the batches share.
   let pending = 0;
