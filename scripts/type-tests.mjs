@@ -41,6 +41,7 @@ const linked = {
   '@types/node': '.',
   express: 'packages/express',
   '@types/express': 'packages/express',
+  'express-rate-limit': 'packages/express', // its `Validations` type, which our MemoryStore's constructor takes
   koa: 'packages/koa',
   '@types/koa': 'packages/koa',
   ioredis: 'packages/fastify',

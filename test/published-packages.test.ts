@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { base } from '../tsup.base';
 
 /**
  * What every published package carries besides its code: the licence text it declares, its
@@ -19,11 +20,16 @@ interface Manifest {
   license?: string;
   files?: string[];
   engines?: { node?: string };
+  scripts?: { build?: string };
 }
 
 describe('published packages', () => {
   it('are found', () => {
     expect(published.map(({ manifest }) => manifest.name)).toContain('@ratekit/core');
+  });
+
+  it('are built without source maps (bench/notes/install-size.md)', () => {
+    expect(base.sourcemap).toBe(false);
   });
 
   describe.each(published.map((p) => [p.manifest.name, p] as const))('%s', (_name, { dir, manifest }) => {
@@ -35,6 +41,11 @@ describe('published packages', () => {
     it('ships a CHANGELOG.md with an entry for its version', () => {
       expect(manifest.files).toContain('CHANGELOG.md');
       expect(readFileSync(join(dir, 'CHANGELOG.md'), 'utf8')).toContain(`\n## ${manifest.version}\n`);
+    });
+
+    it('builds from the shared tsup base, and ships each type declaration once or, as an adapter, its CommonJS entry as the function', () => {
+      expect(readFileSync(join(dir, 'tsup.config.ts'), 'utf8')).toContain("import { base } from '../../tsup.base';");
+      expect(manifest.scripts?.build).toMatch(/^tsup && node \.\.\/\.\.\/scripts\/(esm-types\.mjs|cjs-types\.mjs [A-Za-z]+)$/);
     });
 
     it('supports Node.js 20, 22 and 24', () => {

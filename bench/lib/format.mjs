@@ -24,6 +24,11 @@ export function formatBytes(value) {
   return String(rounded === 0 ? 0 : rounded); // never '-0'
 }
 
+/** 500_314 → '500.3 kB' (kB = 1000 bytes, as npm prints sizes). */
+export function formatKilobytes(value) {
+  return Number.isFinite(value) ? `${(value / 1_000).toFixed(1)} kB` : 'n/a';
+}
+
 /**
  * A Markdown table. `columns`: `{ title, align: 'left' | 'right' }[]`;
  * `rows`: arrays of cell strings. Cells are padded so the text reads as a

@@ -14,13 +14,14 @@ export const PARTS = {
   http: new URL('../http.mjs', import.meta.url).href, // on request: about 6 min (see bench/README.md)
   flood: new URL('../flood.mjs', import.meta.url).href, // on request: one key flooded through each framework on Redis, about 2½ min (bench/notes/attack-and-fleet.md)
   fleet: new URL('../fleet.mjs', import.meta.url).href, // on request: 4 app processes (node:cluster) on one Redis, about 3 min (bench/notes/attack-and-fleet.md)
+  size: new URL('../install-size.mjs', import.meta.url).href, // install footprint against the incumbents, from npm pack; needs the npm registry for the incumbents (bench/notes/install-size.md)
 };
 
-/** What runs without `--only`. `layers` is a diagnostic, run on request. */
-const DEFAULT_PARTS = ['decisions', 'bytes', 'store'];
+/** What runs without `--only`. `layers` is a diagnostic, run on request. `size` times nothing, and takes seconds. */
+const DEFAULT_PARTS = ['decisions', 'bytes', 'store', 'size'];
 
 /** Aliases accepted by `--only`: the file stems. */
-const PART_ALIASES = { 'memory-decisions': 'decisions', 'memory-bytes': 'bytes', 'decision-layers': 'layers' };
+const PART_ALIASES = { 'memory-decisions': 'decisions', 'memory-bytes': 'bytes', 'decision-layers': 'layers', 'install-size': 'size' };
 
 /** Full-run defaults: the peer benchmark's method (bench/notes/method.md §1 and §3). */
 const FULL = { rounds: 10, sliceMs: 250, warmupMs: 1_000, keys: 100_000, memoryKeys: 1_000_000 };
@@ -45,12 +46,15 @@ export const USAGE = `Usage: node bench/run.mjs [options]   (pnpm bench [options
                            commands per refusal period and server CPU per refusal (env BENCH_FLOOD_MS, default
                            10000 per limiter and framework, quick 1500; BENCH_FLOOD_ROUNDS 5; BENCH_FLOOD_WARMUP_MS 2000;
                            BENCH_FLOOD_CONNECTIONS 50, the requests in flight)
+                         size: install footprint (packed, unpacked, files, dependencies) of each ratekit package set
+                           and its incumbent, from npm pack; the incumbents need the npm registry (skipped without it)
                          fleet: 4 app processes (node:cluster) on one Redis, 10k client keys: p50/p99 latency added
                            over the bare cluster and Redis CPU per request, against the peers (env BENCH_FLEET_ROUNDS,
                            default 3; BENCH_FLEET_SLICE_MS 4000; BENCH_FLEET_WARMUP_MS 2000; BENCH_FLEET_WORKERS 4;
                            BENCH_FLEET_KEYS 10000, quick 2000)
   --variants=<id>[,<id>] run some variants of each part (baselines always run); flood and fleet: a framework
-                         (koa), a row (rlflex-redis, incumbent-redis: flood's on-request row) or koa/<row>
+                         (koa), a row (rlflex-redis, incumbent-redis: flood's on-request row) or koa/<row>;
+                         size: a set (express, koa, fastify, nestjs, redis)
   --rounds=<n>           sandwich rounds (env BENCH_ROUNDS; default ${FULL.rounds}, quick ${QUICK.rounds})
   --slice-ms=<ms>        length of one measured slice (env BENCH_SLICE_MS; default ${FULL.sliceMs})
   --warmup-ms=<ms>       warm-up per process after every key was touched (env BENCH_WARMUP_MS; default ${FULL.warmupMs})

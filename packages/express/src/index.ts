@@ -18,7 +18,7 @@ export { slowDown } from './compat/slow-down.js';
 
 // express-rate-limit's store contract: its MemoryStore, and a ratekit store behind that contract.
 export { MemoryStore } from './compat/memory-store.js';
-export type { MemoryStoreOptions } from './compat/memory-store.js';
+export type { MemoryStoreOptions, MemoryStoreValidations } from './compat/memory-store.js';
 export { RateKitStore } from './compat/ratekit-store.js';
 export type { RateKitStoreOptions } from './compat/ratekit-store.js';
 

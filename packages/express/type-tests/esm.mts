@@ -12,6 +12,7 @@ import rateLimit, {
   type Store,
   type Validations,
 } from '@ratekit/express';
+import type { Validations as ErlValidations } from 'express-rate-limit';
 
 const app = express();
 app.use(rateLimit({ windowMs: 60_000, limit: 100, standardHeaders: 'draft-7', legacyHeaders: false, ipv6Subnet: 56 }));
@@ -43,6 +44,17 @@ class CountingStore implements Store {
 }
 app.use(rateLimit({ store: new CountingStore(), keyGenerator: (req) => ipKeyGenerator(req.ip ?? '') }));
 app.use(rateLimit({ store: new MemoryStore() }));
+
+// express-rate-limit's MemoryStore signature, `new MemoryStore(validations)`, beside ratekit's options.
+declare const erlValidations: ErlValidations;
+declare const validations: Validations;
+app.use(rateLimit({ store: new MemoryStore(erlValidations) }));
+app.use(rateLimit({ store: new MemoryStore(validations) }));
+app.use(rateLimit({ store: new MemoryStore({ maxKeys: 50_000, now: () => Date.now() }) }));
+// @ts-expect-error the window is the limiter's `windowMs`, not the store's
+new MemoryStore({ windowMs: 60_000 });
+// @ts-expect-error `maxKeys` is a number
+new MemoryStore({ maxKeys: '50000' });
 
 app.get('/', (req, res) => {
   const info = (req as Request & { rateLimit?: RateLimitInfo }).rateLimit;

@@ -10,6 +10,8 @@ app.use(rateLimit.slowDown({ windowMs: 60_000, delayAfter: 5, delayMs: (hits: nu
 
 // express-rate-limit's store contract and names.
 const store: rateLimit.Store = new rateLimit.MemoryStore();
+declare const erlValidations: import('express-rate-limit').Validations;
+app.use(rateLimit({ store: new rateLimit.MemoryStore(erlValidations) }));
 app.use(rateLimit({ store, keyGenerator: (req) => rateLimit.ipKeyGenerator(req.ip ?? '', 56) }));
 const options: Partial<rateLimit.Options> = { limit: 5 };
 app.use(rateLimit(options));

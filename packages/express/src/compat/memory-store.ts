@@ -1,6 +1,5 @@
 import { RateKitOptionError } from '@ratekit/core';
 import type { ClientRateLimitInfo, Options, Store } from '../types.js';
-import type { Validations } from './validations.js';
 
 /** The longest delay `setInterval` takes (about 24.8 days); longer windows rotate at this period and keep their open clients. */
 const LONGEST_INTERVAL_MS = 2 ** 31 - 1;
@@ -31,6 +30,19 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
+/**
+ * What a {@link MemoryStore} uses of the validations object express-rate-limit's constructor takes
+ * (`new MemoryStore(validations)`): its `windowMs` check. Any object with a `windowMs` method fits,
+ * among them express-rate-limit's `Validations` and this package's `Validations`.
+ */
+export interface MemoryStoreValidations {
+  /**
+   * Checks the limiter's `windowMs`, as given to {@link MemoryStore.init}, and reports an unusable one
+   * (express-rate-limit's logs `ERR_ERL_WINDOW_MS`, once). What it throws reaches the caller of `init`.
+   */
+  windowMs(windowMs: unknown): void;
+}
+
 /** One key's count: express-rate-limit's `Client`. */
 export interface MemoryStoreClient {
   totalHits: number;
@@ -55,7 +67,7 @@ const Rank = { Ended: 0, Previous: 1, Current: 2, Refused: 3 } as const;
 type Rank = (typeof Rank)[keyof typeof Rank];
 
 const counters = new WeakMap<MemoryStore, SyncCounter>();
-const validationsOf = new WeakMap<MemoryStore, Validations>();
+const validationsOf = new WeakMap<MemoryStore, MemoryStoreValidations>();
 
 /**
  * express-rate-limit's `MemoryStore`, with the same design: two generations
@@ -75,6 +87,10 @@ const validationsOf = new WeakMap<MemoryStore, Validations>();
  * it without bound, nor drop a refused client while any other can go. And
  * a window longer than `setInterval` allows (about 24.8 days) is kept whole
  * rather than rotated every millisecond.
+ *
+ * Built either way: with ratekit's options (`new MemoryStore({ maxKeys })`),
+ * or as express-rate-limit's is, with its validations object
+ * (`new MemoryStore(validations)`, see {@link MemoryStoreValidations}).
  *
  * @example
  * ```ts
@@ -106,8 +122,32 @@ export class MemoryStore implements Store {
   /** Whether the last scan chose every client that goes before one of `current`: then each new client joins the candidates. */
   #appendNew = false;
 
-  /** @throws {RateKitOptionError} when `maxKeys` is not an integer ≥ 1 */
-  constructor(options: MemoryStoreOptions = {}) {
+  /**
+   * A store with ratekit's options: at most `maxKeys` clients, on the clock `now`.
+   * @param options - `{ maxKeys?, now? }` (see {@link MemoryStoreOptions}); none: 100,000 keys on `Date.now()`
+   * @throws {RateKitOptionError} (`ERR_RATEKIT_INVALID_OPTION`, `option` naming it) when `options` is not an
+   *   object, `maxKeys` is not an integer ≥ 1, `now` is not a function, or a `windowMs` is given that is not
+   *   a validations object's method (the window is the limiter's `windowMs`, given to `init`)
+   */
+  constructor(options?: MemoryStoreOptions);
+  /**
+   * express-rate-limit's signature: a store whose `init` hands the limiter's `windowMs` to
+   * `validations.windowMs()`, as express-rate-limit's does (its check logs `ERR_ERL_WINDOW_MS` for an
+   * unusable window, which the store then replaces as it always does: see `init`). Otherwise the store
+   * has the defaults: 100,000 keys, `Date.now()`.
+   * @param validations - an object with a `windowMs` method, such as express-rate-limit's `Validations`
+   * @example
+   * ```ts
+   * import type { Validations } from 'express-rate-limit';
+   * declare const validations: Validations;
+   * const store = new MemoryStore(validations); // compiles and runs as with express-rate-limit's store
+   * ```
+   */
+  constructor(validations?: MemoryStoreValidations);
+  constructor(given: MemoryStoreOptions | MemoryStoreValidations = {}) {
+    let options: MemoryStoreOptions = {};
+    if (isValidations(given)) validationsOf.set(this, given);
+    else options = checkedOptions(given);
     const maxKeys = options.maxKeys ?? DEFAULT_MAX_KEYS;
     if (!Number.isSafeInteger(maxKeys) || maxKeys < 1) throw new RateKitOptionError('maxKeys', 'an integer >= 1', options.maxKeys);
     this.maxKeys = maxKeys;
@@ -314,8 +354,24 @@ export function syncCounter(store: unknown): SyncCounter | undefined {
 }
 
 /** Lets `init` report an unusable `windowMs`, as express-rate-limit does for the store it makes itself. */
-export function attachValidations(store: MemoryStore, validations: Validations): void {
+export function attachValidations(store: MemoryStore, validations: MemoryStoreValidations): void {
   validationsOf.set(store, validations);
+}
+
+/** express-rate-limit's constructor argument: an object whose `windowMs` is a method (an options object has no `windowMs`). */
+function isValidations(given: unknown): given is MemoryStoreValidations {
+  return typeof given === 'object' && given !== null && typeof (given as { windowMs?: unknown }).windowMs === 'function';
+}
+
+/** `given` as {@link MemoryStoreOptions}. @throws {RateKitOptionError} naming what is wrong (`options`, `windowMs` or `now`) */
+function checkedOptions(given: unknown): MemoryStoreOptions {
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) {
+    throw new RateKitOptionError('options', "an options object ({ maxKeys?, now? }) or express-rate-limit's validations object", given);
+  }
+  const { windowMs, now } = given as { windowMs?: unknown; now?: unknown };
+  if (windowMs !== undefined) throw new RateKitOptionError('windowMs', "absent: the store takes the limiter's windowMs in init (a validations object's windowMs is a method)", windowMs);
+  if (now !== undefined && typeof now !== 'function') throw new RateKitOptionError('now', 'a function returning Unix epoch milliseconds', now);
+  return given;
 }
 
 function usableWindow(given: unknown): number {
