@@ -7,7 +7,7 @@
  */
 
 // Build and use limiters.
-export { createLimiter } from './limiter.js';
+export { consumeInAnyForm, createLimiter } from './limiter.js';
 export type { CallOptions, Limiter, LimiterOptions, LimitsOption, StoreErrorPolicy, WaitOptions } from './limiter.js';
 export { stackLimiters } from './stack.js';
 export { DEFAULT_STORE_TIMEOUT_MS, resolveStoreTimeoutMs, withStoreTimeout } from './store-timeout.js';

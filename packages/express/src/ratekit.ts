@@ -28,7 +28,7 @@ export const DELAY_HEADER = 'X-Slow-Down-Delay';
  * (code `ERR_RATEKIT_STORE`), a throwing `skip`, `limits`, `cost` or `handler`.
  */
 export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Response, next: NextFunction) => Promise<void> {
-  const { limiter, keyGenerator, customKey, needsContext, headers, requestPropertyName, validations } = config;
+  const { limiter, consume: decide, keyGenerator, customKey, needsContext, headers, requestPropertyName, validations } = config;
   const storeIdentity = limiter.store.shared ? limiter.store.name : limiter.store;
   const appendLists = config.standard.draft !== false && config.standard.draft !== 'draft-6' && config.standard.draft !== 'draft-7';
 
@@ -57,14 +57,15 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
     }
     let decision: MaybePromise<Decision>;
     try {
-      decision = needsContext ? limiter.consume(key, { context: req }) : limiter.consume(key);
+      // A cached refusal comes back as a value (consumeInAnyForm): no Promise, no closure, no microtask.
+      decision = needsContext ? decide(key, { context: req }) : decide(key);
     } catch (error) {
       next(error);
       return;
     }
-    const fail = (error: unknown) => next(error);
-    if (isThenable(decision)) decision.then((d) => respond(req, res, next, key, d, watch, fail, settle)).catch(fail);
-    else respond(req, res, next, key, decision, watch, fail, settle);
+    // `next` takes failures too: every caller below hands it exactly one argument, the error.
+    if (isThenable(decision)) decision.then((d) => respond(req, res, next, key, d, watch, next, settle)).catch(next);
+    else respond(req, res, next, key, decision, watch, next, settle);
   }
 
   function respond(
@@ -110,23 +111,25 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
   }
 
   function refuse(req: Request, res: Response, next: NextFunction, fail: (error: unknown) => void, settle: () => void): void {
-    const answer = () => {
-      const result = config.handler(req, res, next, config.public);
-      if (isThenable(result)) Promise.resolve(result).then(settle, fail);
-      else settle();
-    };
     if (config.retryAfter === undefined) {
-      answer();
+      answer(req, res, next, fail, settle);
       return;
     }
     after(
       typeof config.retryAfter === 'function' ? config.retryAfter(req, res) : config.retryAfter,
       (seconds) => {
         if (config.standard.retryAfter && !res.headersSent) res.setHeader('Retry-After', String(seconds));
-        answer();
+        answer(req, res, next, fail, settle);
       },
       fail,
     );
+  }
+
+  /** The refusal's answer: `handler`, settling the middleware's promise once it has answered. A function of its own, so a refusal makes no closure. */
+  function answer(req: Request, res: Response, next: NextFunction, fail: (error: unknown) => void, settle: () => void): void {
+    const result = config.handler(req, res, next, config.public);
+    if (isThenable(result)) Promise.resolve(result).then(settle, fail);
+    else settle();
   }
 
   const middleware = (req: Request, res: Response, next: NextFunction): Promise<void> => {

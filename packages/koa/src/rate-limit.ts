@@ -1,5 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, type HeaderList, ipKeyGenerator, type Limiter, type MaybePromise, RateKitError, rateLimitHeaders } from '@ratekit/core';
+import {
+  consumeInAnyForm,
+  createLimiter,
+  type Decision,
+  DEFAULT_REFUSAL_MESSAGE,
+  type HeaderList,
+  ipKeyGenerator,
+  type Limiter,
+  type MaybePromise,
+  RateKitError,
+  rateLimitHeaders,
+} from '@ratekit/core';
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa';
 import { compatRatelimit, type KoaRatelimitMiddleware } from './compat/middleware.js';
 import { isRateKitMode, type RateKitOptionName } from './mode.js';
@@ -103,6 +114,8 @@ function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Parameteri
     onError: options?.onError,
     refusalCache: options?.refusalCache,
   });
+  // A cached refusal comes back as a value, not a Promise: no closure, no microtask.
+  const consume = consumeInAnyForm(limiter);
   const keyOf = resolved.id ?? ((ctx: Ctx) => ipKeyGenerator(ctx.ip));
   const keyLabel = resolved.id === undefined ? 'the default `id` (`ctx.ip`)' : '`id(ctx)`';
 
@@ -157,7 +170,7 @@ function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Parameteri
   function decide(ctx: Ctx, next: Next, id: KeyResult): Promise<void> {
     if (id === false) return next();
     const key = toKey(id, keyLabel);
-    const decision = needsContext ? limiter.consume(key, { context: ctx }) : limiter.consume(key);
+    const decision = needsContext ? consume(key, { context: ctx }) : consume(key);
     if (decision instanceof Promise) return decision.then((d) => respond(ctx, next, key, d));
     return respond(ctx, next, key, decision);
   }
