@@ -46,3 +46,4 @@ export type { DecisionEvent, MemoryEvictEvent, StoreErrorEvent } from './events.
 // RateLimit-* / Retry-After formatting shared by every adapter.
 export { assertPolicyName, DEFAULT_REFUSAL_MESSAGE, defaultPolicyName, partitionKey, rateLimitHeaders, resolveHeaderOptions, retryAfterSeconds, STANDARD_HEADER_DRAFTS } from './headers/index.js';
 export type { HeaderList, HeaderOptions, HeaderOptionsInput, HeaderStyle, LegacyResetFormat, StandardHeaders } from './headers/index.js';
+export { headerListOf } from './headers/memo.js';

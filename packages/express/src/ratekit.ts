@@ -1,4 +1,4 @@
-import { type Decision, type MaybePromise, RateKitError, rateLimitHeaders } from '@ratekit/core';
+import { type Decision, headerListOf, type MaybePromise, RateKitError } from '@ratekit/core';
 import type { NextFunction, Request, Response } from 'express';
 import { writeHeaders } from './write-headers.js';
 import { keyError } from './key-error.js';
@@ -31,6 +31,8 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
   const { limiter, consume: decide, keyGenerator, customKey, needsContext, headers, requestPropertyName, validations } = config;
   const storeIdentity = limiter.store.shared ? limiter.store.name : limiter.store;
   const appendLists = config.standard.draft !== false && config.standard.draft !== 'draft-6' && config.standard.draft !== 'draft-7';
+  // core's rateLimitHeaders(decision, headers), built once per second of a flood, not once per refusal.
+  const headerList = headers === undefined ? undefined : headerListOf(headers);
 
   function limit(req: Request, res: Response, next: NextFunction, settle: () => void): void {
     const watch = watchResponse(res, config);
@@ -79,9 +81,9 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
     settle: () => void,
   ): void {
     validations.singleCount(req, storeIdentity, `${config.prefix}\u0000${key}`, key);
-    if (headers !== undefined && !res.headersSent) {
+    if (headers !== undefined && headerList !== undefined && !res.headersSent) {
       headers.partitionKey = key; // safe to share: the call below is synchronous
-      writeHeaders(res, rateLimitHeaders(decision, headers), appendLists);
+      writeHeaders(res, headerList(decision), appendLists);
     }
     if (config.standard.unsupported && !res.headersSent) validations.headersDraftVersion(config.public.standardHeaders);
     const used = Math.max(0, decision.limit - decision.remaining);
