@@ -24,8 +24,10 @@ import { median, seededRandom, shuffled, summary } from './lib/stats.mjs';
  * The issue's targets: at most one refusal call per refusal period and process, judged on all script calls per period
  * (admissions included: a period's admissions need at least one call, so ≤ 2 in all); server CPU per refused response ÷
  * the memory store's. Calls are counted, not decisions: coalesced decisions share one call, so "calls − admissions" means nothing.
+ * Issue 31 §2: our Redis row with the refusal cache on and the headers off serves at least 0.98× the bare server's req/s
+ * (a cached refusal should cost what a Map lookup costs); beside it, the default row's gap to it is what the headers cost.
  */
-export const TARGET = { callsPerPeriod: 2, cpuVsMemory: 1.2 };
+export const TARGET = { callsPerPeriod: 2, cpuVsMemory: 1.2, rateVsBareHeadersOff: 0.98 };
 
 /** The flooded limit: a fixed window of LIMIT requests per WINDOW_MS. A refused key may pass again when its window ends: the refusal period. */
 export const LIMIT = 10;
@@ -39,6 +41,16 @@ const FRAMEWORKS = ['express', 'fastify', 'koa'];
 const ADAPTER = { express: '@ratekit/express', fastify: '@ratekit/fastify', koa: '@ratekit/koa' };
 const INCUMBENT = { express: 'express-rate-limit + rate-limit-redis', fastify: '@fastify/rate-limit, redis', koa: 'koa-ratelimit, redis driver' };
 const MEMORY = 'ratekit-memory';
+const BARE = 'bare';
+const DEFAULT_ROW = 'ratekit-redis';
+const HEADERS_OFF_ROW = 'ratekit-redis-noheaders';
+const FRAMEWORK_NAME = { express: 'Express 5', fastify: 'Fastify 5', koa: 'Koa 3' };
+/** What the headers-off row turns off (lib/redis-apps.mjs's HEADERS_OFF). */
+const HEADERS_OFF_TEXT = {
+  express: '`standardHeaders: false, legacyHeaders: false`: no header',
+  fastify: '`standardHeaders: false, legacyHeaders: false`: no header',
+  koa: '`standardHeaders: false, legacyHeaders: false`: Retry-After only, which koa-ratelimit always sends',
+};
 
 /**
  * The rows of a framework. `default`: run without `--variants`. `incumbent` is on request: its
@@ -46,11 +58,18 @@ const MEMORY = 'ratekit-memory';
  */
 function rowsOf(framework, cache) {
   return [
+    { id: BARE, limiter: `${FRAMEWORK_NAME[framework]}, no limiter (200, hello world)`, role: 'bare', default: true },
     { id: MEMORY, limiter: `${ADAPTER[framework]}, memory store`, role: 'reference', default: true },
     {
       id: 'ratekit-redis',
       limiter: `${ADAPTER[framework]}, Redis, ${cache.supported ? 'refusal cache on (default)' : 'default options (this build has no refusal cache)'}`,
       role: 'ours',
+      default: true,
+    },
+    {
+      id: HEADERS_OFF_ROW,
+      limiter: `${ADAPTER[framework]}, Redis, ${cache.supported ? 'refusal cache on' : 'default options'}, headers off (${HEADERS_OFF_TEXT[framework]})`,
+      role: 'ours-noheaders',
       default: true,
     },
     {
@@ -67,7 +86,7 @@ function rowsOf(framework, cache) {
 
 /**
  * `--variants` names frameworks (`koa`), row ids (`rlflex-redis`, `incumbent-redis`) or both
- * (`koa/incumbent-redis`). The memory row, the ratios' reference, always runs.
+ * (`koa/incumbent-redis`). The memory and bare rows, the ratios' references, always run.
  */
 function selectRows(variants, cache) {
   const out = [];
@@ -78,6 +97,7 @@ function selectRows(variants, cache) {
     const rows = rowsOf(framework, cache).filter(
       (r) =>
         r.id === MEMORY ||
+        r.id === BARE ||
         (variants === undefined
           ? r.default
           : variants.includes(`${framework}/${r.id}`) || named.includes(r.id) || (variants.includes(framework) && (named.length === 0 ? r.default : named.includes(r.id)))),
@@ -127,7 +147,9 @@ async function runFramework({ framework, rows, schedule, sliceMs, server, admin,
     const running = rows.filter((r) => !r.skip);
     for (const r of running) {
       const first = await probe(servers.get(r.id).url);
-      if (first.status !== 200 || first.headers['x-ratelimit-limit'] !== String(LIMIT)) problems.get(r.id).push(`probe: ${first.status}, X-RateLimit-Limit ${first.headers['x-ratelimit-limit']}`);
+      // The bare and headers-off rows must send no X-RateLimit-Limit; every other row the limit.
+      const expected = r.role === 'bare' || r.role === 'ours-noheaders' ? undefined : String(LIMIT);
+      if (first.status !== 200 || first.headers['x-ratelimit-limit'] !== expected) problems.get(r.id).push(`probe: ${first.status}, X-RateLimit-Limit ${first.headers['x-ratelimit-limit']}`);
     }
     log(`flood, ${framework}: warming up, ${schedule.warmupMs} ms each`);
     for (const r of running) if (schedule.warmupMs > 0) await measure(servers.get(r.id), admin, schedule.warmupMs, schedule.connections);
@@ -136,8 +158,14 @@ async function runFramework({ framework, rows, schedule, sliceMs, server, admin,
       const inRound = new Map();
       for (const r of shuffled(running, random)) inRound.set(r.id, await measure(servers.get(r.id), admin, sliceMs, schedule.connections));
       const memory = inRound.get(MEMORY);
+      const bare = inRound.get(BARE);
+      const headersOff = inRound.get(HEADERS_OFF_ROW);
       for (const [id, slice] of inRound) {
         slice.cpuVsMemory = memory === undefined ? Number.NaN : slice.cpuMicrosPerResponse / memory.cpuMicrosPerResponse;
+        slice.rateVsBare = bare === undefined ? Number.NaN : slice.rate / bare.rate;
+        slice.cpuOverBare = bare === undefined ? Number.NaN : slice.cpuMicrosPerResponse - bare.cpuMicrosPerResponse;
+        // The default row's headers: its CPU per response − the headers-off row's, in the same round.
+        slice.headersCost = id === DEFAULT_ROW && headersOff !== undefined ? slice.cpuMicrosPerResponse - headersOff.cpuMicrosPerResponse : Number.NaN;
         slices.get(id).push(slice);
       }
     }
@@ -193,8 +221,12 @@ function summarise(r, list, problems) {
   }
   // A fixed window of LIMIT admits at most LIMIT per window; a slice spans at most ⌈ms / window⌉ + 1 windows.
   const windows = list.reduce((n, s) => n + Math.ceil(s.ms / WINDOW_MS) + 1, 0);
-  if (admitted > LIMIT * windows) found.push(`${admitted} admitted, more than ${LIMIT} per window allows (${LIMIT * windows})`);
-  if (responses > 0 && total('refused') / responses < 0.9) found.push(`only ${formatPercent(total('refused') / responses)} refused`);
+  if (r.role === 'bare') {
+    if (total('refused') > 0) found.push(`${total('refused')} refused without a limiter`);
+  } else {
+    if (admitted > LIMIT * windows) found.push(`${admitted} admitted, more than ${LIMIT} per window allows (${LIMIT * windows})`);
+    if (responses > 0 && total('refused') / responses < 0.9) found.push(`only ${formatPercent(total('refused') / responses)} refused`);
+  }
   // With the cache off every decision runs in Redis (a fixed window's consume runs one INCR), though coalesced decisions share a call.
   const incr = byName.incr ?? 0;
   if (r.role === 'ours-nocache' && incr < 0.9 * responses) {
@@ -210,19 +242,27 @@ function summarise(r, list, problems) {
     scriptCallsPerSecond: (scriptCalls / ms) * 1_000,
     commandsPerSecond: (total('commands') / ms) * 1_000,
     commandsPerSecondByName: Object.fromEntries(Object.entries(byName).map(([name, n]) => [name, (n / ms) * 1_000])),
-    callsPerPeriod: r.id === MEMORY ? undefined : scriptCalls / periods,
+    callsPerPeriod: r.id === MEMORY || r.id === BARE ? undefined : scriptCalls / periods,
     scriptCallsPerResponse: scriptCalls / responses,
     cpuMicrosPerResponse: median(list.map((s) => s.cpuMicrosPerResponse)),
-    cpuVsMemory: r.id === MEMORY ? undefined : summary(list.map((s) => s.cpuVsMemory).filter(Number.isFinite)),
+    cpuVsMemory: r.id === MEMORY || r.id === BARE ? undefined : summary(list.map((s) => s.cpuVsMemory).filter(Number.isFinite)),
+    rateVsBare: r.id === BARE ? undefined : summary(list.map((s) => s.rateVsBare).filter(Number.isFinite)),
+    cpuOverBare: r.id === BARE ? undefined : summary(list.map((s) => s.cpuOverBare).filter(Number.isFinite)),
+    headersCost: r.id === DEFAULT_ROW ? summary(list.map((s) => s.headersCost).filter(Number.isFinite)) : undefined,
     redisCpuMicrosPerResponse: median(list.map((s) => s.redisCpuMicrosPerResponse)),
     latency: { p50: median(list.map((s) => s.p50)), p99: median(list.map((s) => s.p99)) },
     serverCpuShare: median(list.map((s) => s.serverCpuShare)),
   };
 }
 
-/** The targets, on our default Redis row: refusal calls per period, and CPU per response against the memory row. */
+/**
+ * The targets, on our default Redis row: refusal calls per period, and CPU per response against the memory row; on
+ * the headers-off row (issue 31 §2): req/s against the bare server's.
+ */
 function judge(out) {
-  const ours = out['ratekit-redis'];
+  const off = out[HEADERS_OFF_ROW];
+  if (off !== undefined && !off.skipped && off.rateVsBare !== undefined) off.target = { vsBare: off.rateVsBare.median >= TARGET.rateVsBareHeadersOff };
+  const ours = out[DEFAULT_ROW];
   if (ours === undefined || ours.skipped) return;
   ours.target = {
     refusalCalls: ours.callsPerPeriod <= TARGET.callsPerPeriod,
@@ -237,11 +277,12 @@ export function render(results) {
   const verdicts = [];
   for (const [framework, fw] of Object.entries(results.frameworks)) {
     for (const r of fw.rows) {
-      const name = r.role === 'reference' ? `**${r.limiter}**` : r.role === 'peer' || r.role === 'incumbent' ? `_${r.limiter}_` : r.limiter;
+      const name = r.role === 'reference' || r.role === 'bare' ? `**${r.limiter}**` : r.role === 'peer' || r.role === 'incumbent' ? `_${r.limiter}_` : r.limiter;
       if (r.skipped) {
-        rows.push([framework, name, `not run: ${r.skipped}`, '', '', '', '', '', '', '', '', '']);
+        rows.push([framework, name, `not run: ${r.skipped}`, '', '', '', '', '', '', '', '', '', '', '', '']);
         continue;
       }
+      const bareRow = r.role === 'bare';
       rows.push([
         framework,
         name,
@@ -250,13 +291,24 @@ export function render(results) {
         formatPercent(r.refused / r.responses),
         `${formatFixed(r.scriptCallsPerSecond, 1)} (${scriptNames(r)})`,
         formatFixed(r.commandsPerSecond, 1),
-        r.callsPerPeriod === undefined ? '' : `${formatFixed(r.callsPerPeriod, 2)}${r.target ? (r.target.refusalCalls ? ' ✓' : ' ✗') : ''}`,
+        r.callsPerPeriod === undefined ? '' : `${formatFixed(r.callsPerPeriod, 2)}${r.target?.refusalCalls === undefined ? '' : r.target.refusalCalls ? ' ✓' : ' ✗'}`,
         formatFixed(r.cpuMicrosPerResponse, 1),
-        r.cpuVsMemory === undefined ? '1 (ref)' : `${formatRatio(r.cpuVsMemory)}${r.target ? (r.target.cpu ? ' ✓' : ' ✗') : ''}`,
+        bareRow ? '' : r.cpuVsMemory === undefined ? '1 (ref)' : `${formatRatio(r.cpuVsMemory)}${r.target?.cpu === undefined ? '' : r.target.cpu ? ' ✓' : ' ✗'}`,
+        bareRow ? '1 (ref)' : r.rateVsBare === undefined ? 'n/a' : `${formatRatio(r.rateVsBare)}${r.target?.vsBare === undefined ? '' : r.target.vsBare ? ' ✓' : ' ✗'}`,
+        bareRow ? '' : formatSpan(r.cpuOverBare),
+        r.headersCost === undefined ? '' : formatSpan(r.headersCost),
         formatFixed(r.redisCpuMicrosPerResponse, 2),
         `${formatMs(r.latency.p50)} / ${formatMs(r.latency.p99)}`,
       ]);
-      if (r.target) {
+      if (r.target?.vsBare !== undefined) {
+        const withHeaders = fw.rows.find((p) => p.id === DEFAULT_ROW && !p.skipped);
+        verdicts.push(
+          `${r.target.vsBare ? '✓' : '✗'} ${framework}: a cached refusal with the headers off serves ${formatRatio(r.rateVsBare)} of the bare server's req/s (target ≥ ${config.target.rateVsBareHeadersOff}×), ` +
+            `server CPU ${formatSpan(r.cpuOverBare)} µs per response over bare` +
+            (withHeaders === undefined ? '' : `; with the default headers ${formatRatio(withHeaders.rateVsBare)}, the headers costing ${formatSpan(withHeaders.headersCost)} µs per response`),
+        );
+      }
+      if (r.target?.refusalCalls !== undefined) {
         verdicts.push(
           `${r.target.refusalCalls ? '✓' : '✗'} ${framework}: ${formatFixed(r.callsPerPeriod, 2)} script calls per refusal period, admissions included (target ≤ ${config.target.callsPerPeriod}: one for the admissions, one refusal); ` +
             `rate-limiter-flexible ${formatFixed(fw.rows.find((p) => p.id === 'rlflex-redis' && !p.skipped)?.callsPerPeriod, 2)}`,
@@ -277,6 +329,9 @@ export function render(results) {
       { title: `script calls / refusal period, admissions included (≤ ${config.target.callsPerPeriod})`, align: 'right' },
       { title: 'srv CPU µs/response', align: 'right' },
       { title: `vs memory store (≤ ${config.target.cpuVsMemory}×)`, align: 'right' },
+      { title: `req/s vs bare (headers off ≥ ${config.target.rateVsBareHeadersOff ?? 0.98}×)`, align: 'right' },
+      { title: 'srv CPU µs/response over bare', align: 'right' },
+      { title: "headers' cost µs/response (default − headers off)", align: 'right' },
       { title: 'Redis CPU µs/response', align: 'right' },
       { title: 'lat p50/p99 ms', align: 'right' },
     ],
@@ -295,11 +350,14 @@ export function render(results) {
       'Script calls = fcall + evalsha + eval (and _ro forms): one per round trip; commands (all) adds what the scripts run inside. ' +
       'Script calls / refusal period = script calls ÷ (flood time ÷ window), admissions included (decisions coalesced into one call count once): what the flood costs Redis, per period, for this one process. ' +
       "srv CPU µs/response = the server process's CPU (user + sys) per response, median over slices (almost every response is a refusal); " +
-      "vs memory store = per round, that ÷ the memory-store row's in the same round, median [min–max]. Sanity: only 200 and 429, no errors, at most the limit admitted per window, ≥ 90 % refused.",
+      "vs memory store = per round, that ÷ the memory-store row's in the same round, median [min–max]. " +
+      "req/s vs bare = per round, req/s ÷ the bare server's (no limiter, 200 hello world) in the same round; over bare = srv CPU µs/response − the bare server's; " +
+      "headers' cost = per round, the default row's srv CPU µs/response − the headers-off row's (issue 31 §2). " +
+      'Sanity: only 200 and 429, no errors, at most the limit admitted per window, ≥ 90 % refused (bare: nothing refused).',
     '',
     table,
     '',
-    'Targets (issue 26), on our default Redis row:',
+    'Targets (issue 26 on our default Redis row; issue 31 §2 on the headers-off row):',
     '',
     ...verdicts.map((line) => `- ${line}`),
     '',
@@ -307,6 +365,13 @@ export function render(results) {
       `Versions: ioredis ${v.ioredis}, rate-limiter-flexible ${v['rate-limiter-flexible']}, rate-limit-redis ${v['rate-limit-redis']}, @fastify/rate-limit ${v['@fastify/rate-limit']}, koa-ratelimit ${v['koa-ratelimit']}.`,
   ];
   return lines.join('\n');
+}
+
+/** A median [min–max] of µs, signed. */
+function formatSpan(span) {
+  if (span === undefined || !Number.isFinite(span.median)) return 'n/a';
+  const signed = (x) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)}`;
+  return `${signed(span.median)} [${signed(span.min)}…${signed(span.max)}]`;
 }
 
 function scriptNames(r) {

@@ -6,7 +6,7 @@ import { RedisStore } from 'rate-limit-redis';
 import { memoryStore } from '@ratekit/core';
 import { rateLimit } from '@ratekit/express';
 import { redisStore } from '@ratekit/redis';
-import { appSettings, flexibleRedis, TOO_MANY, withoutRefusalCache } from '../lib/redis-apps.mjs';
+import { appSettings, flexibleRedis, HEADERS_OFF, TOO_MANY, withoutRefusalCache } from '../lib/redis-apps.mjs';
 import { HELLO, listenNode, serveHttp } from '../lib/http-server.mjs';
 
 serveHttp(async (limiter) => {
@@ -22,6 +22,9 @@ serveHttp(async (limiter) => {
       break;
     case 'ratekit-redis':
       app.use(rateLimit({ ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }) }));
+      break;
+    case 'ratekit-redis-noheaders':
+      app.use(rateLimit({ ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }), ...HEADERS_OFF.express }));
       break;
     case 'ratekit-redis-nocache':
       app.use(rateLimit({ ...ours, store: withoutRefusalCache(redisStore({ client: await s.redis(), prefix: s.prefix })) }));

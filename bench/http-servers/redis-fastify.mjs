@@ -6,7 +6,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import { memoryStore } from '@ratekit/core';
 import ratekitFastify from '@ratekit/fastify';
 import { redisStore } from '@ratekit/redis';
-import { appSettings, flexibleRedis, TOO_MANY, withoutRefusalCache } from '../lib/redis-apps.mjs';
+import { appSettings, flexibleRedis, HEADERS_OFF, TOO_MANY, withoutRefusalCache } from '../lib/redis-apps.mjs';
 import { HELLO, HOST, serveHttp } from '../lib/http-server.mjs';
 
 serveHttp(async (limiter) => {
@@ -21,6 +21,9 @@ serveHttp(async (limiter) => {
       break;
     case 'ratekit-redis':
       await app.register(ratekitFastify, { ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }) });
+      break;
+    case 'ratekit-redis-noheaders':
+      await app.register(ratekitFastify, { ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }), ...HEADERS_OFF.fastify });
       break;
     case 'ratekit-redis-nocache':
       await app.register(ratekitFastify, { ...ours, store: withoutRefusalCache(redisStore({ client: await s.redis(), prefix: s.prefix })) });

@@ -5,7 +5,7 @@ import koaRatelimit from 'koa-ratelimit';
 import { memoryStore } from '@ratekit/core';
 import { ratelimit } from '@ratekit/koa';
 import { redisStore } from '@ratekit/redis';
-import { appSettings, flexibleRedis, TOO_MANY, withoutRefusalCache } from '../lib/redis-apps.mjs';
+import { appSettings, flexibleRedis, HEADERS_OFF, TOO_MANY, withoutRefusalCache } from '../lib/redis-apps.mjs';
 import { HELLO, listenNode, serveHttp } from '../lib/http-server.mjs';
 
 serveHttp(async (limiter) => {
@@ -21,6 +21,9 @@ serveHttp(async (limiter) => {
       break;
     case 'ratekit-redis':
       app.use(ratelimit({ ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }) }));
+      break;
+    case 'ratekit-redis-noheaders':
+      app.use(ratelimit({ ...ours, store: redisStore({ client: await s.redis(), prefix: s.prefix }), ...HEADERS_OFF.koa }));
       break;
     case 'ratekit-redis-nocache':
       app.use(ratelimit({ ...ours, store: withoutRefusalCache(redisStore({ client: await s.redis(), prefix: s.prefix })) }));

@@ -6,6 +6,9 @@
 //   ratekit-memory          our adapter in ratekit mode on core's memory store (the flood's reference refusal)
 //   ratekit-redis           our adapter on @ratekit/redis, default options (the refusal cache, when the build has one)
 //   ratekit-redis-nocache   the same with the refusal cache off (withoutRefusalCache)
+//   ratekit-redis-noheaders ratekit-redis with the rate-limit headers off (HEADERS_OFF: express and fastify
+//                           `standardHeaders: false, legacyHeaders: false`, no header at all; koa
+//                           `legacyHeaders: false`, which leaves Retry-After on refusals, as koa-ratelimit)
 //   rlflex-redis            rate-limiter-flexible's RateLimiterRedis, `inMemoryBlockOnConsumed: limit + 1`,
 //                           in its wiki's minimal middleware (lib/http-rlflex.mjs's headers)
 //   incumbent-redis         the framework's incumbent on Redis (express-rate-limit + rate-limit-redis,
@@ -43,8 +46,19 @@ export function withoutRefusalCache(store) {
   return { ...store, shared: false };
 }
 
+/**
+ * Our adapters' options that turn the rate-limit headers off, per framework (issue 31 §2). Koa's
+ * ratekit mode sends Retry-After on every refusal whatever its options (koa-ratelimit does), so its
+ * row still sends that one header.
+ */
+export const HEADERS_OFF = {
+  express: { standardHeaders: false, legacyHeaders: false },
+  fastify: { standardHeaders: false, legacyHeaders: false },
+  koa: { standardHeaders: false, legacyHeaders: false },
+};
+
 /** Every limiter id an app script takes, in table order. */
-export const LIMITERS = ['bare', 'ratekit-memory', 'ratekit-redis', 'ratekit-redis-nocache', 'rlflex-redis', 'incumbent-redis'];
+export const LIMITERS = ['bare', 'ratekit-memory', 'ratekit-redis', 'ratekit-redis-noheaders', 'ratekit-redis-nocache', 'rlflex-redis', 'incumbent-redis'];
 
 /**
  * This process's settings, from argv[2] and APP_ENV.

@@ -7,7 +7,7 @@
  */
 
 // Build and use limiters.
-export { createLimiter } from './limiter.js';
+export { consumeInAnyForm, createLimiter } from './limiter.js';
 export type { CallOptions, Limiter, LimiterOptions, LimitsOption, StoreErrorPolicy, WaitOptions } from './limiter.js';
 export { stackLimiters } from './stack.js';
 export { DEFAULT_STORE_TIMEOUT_MS, resolveStoreTimeoutMs, withStoreTimeout } from './store-timeout.js';
@@ -46,3 +46,4 @@ export type { DecisionEvent, MemoryEvictEvent, StoreErrorEvent } from './events.
 // RateLimit-* / Retry-After formatting shared by every adapter.
 export { assertPolicyName, DEFAULT_REFUSAL_MESSAGE, defaultPolicyName, partitionKey, rateLimitHeaders, resolveHeaderOptions, retryAfterSeconds, STANDARD_HEADER_DRAFTS } from './headers/index.js';
 export type { HeaderList, HeaderOptions, HeaderOptionsInput, HeaderStyle, LegacyResetFormat, StandardHeaders } from './headers/index.js';
+export { headerListOf } from './headers/memo.js';

@@ -222,7 +222,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
    * refund forgets the key before it is sent and once it is answered.
    * Failures recovered by `onStoreError` never reach the cache.
    */
-  function runCached(mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined): MaybePromise<Decision> {
+  function runCached(mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined, anyForm?: boolean): MaybePromise<Decision> {
     if (typeof key !== 'string') throw new RateKitError('ERR_RATEKIT_KEY', `Expected the key to be a string, got ${typeof key}`);
     const cache = refusals!;
     const limits = limitsFor(call?.context as TContext);
@@ -236,8 +236,9 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
           const { policy, allowed, remaining, retryAfterMs } = kept;
           decisionChannel.publish({ prefix: namespace, key, mode, policy, allowed, cost, remaining, retryAfterMs, store: store.name, storeDurationMs: 0, fallback: false, source: 'cache' });
         }
-        // In the store's own form: a Promise for a store that answers with one (callers may rely on `.then`).
-        return storeAnswersSync ? kept : Promise.resolve(kept);
+        // In the store's own form: a Promise for a store that answers with one (callers may rely on `.then`),
+        // unless the caller takes either form (consumeInAnyForm: the adapters).
+        return storeAnswersSync || anyForm === true ? kept : Promise.resolve(kept);
       }
     }
     const generation = cache.generation;
@@ -395,7 +396,36 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
       }
     },
   };
+  anyFormConsumers.set(limiter, refusals === undefined ? (key, call) => run('consume', key, call) : (key, call) => runCached('consume', key, call, true));
   return limiter;
+}
+
+/** Per limiter made by {@link createLimiter}: its {@link consumeInAnyForm}. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each limiter's own context type, which the one map cannot name
+const anyFormConsumers = new WeakMap<object, (key: string, call?: CallOptions<any>) => MaybePromise<Decision>>();
+
+/**
+ * `limiter.consume`, except that a refusal answered from the limiter's
+ * refusal cache comes back as the decision itself, never wrapped in a
+ * Promise (`consume` answers in the store's own form, so callers of a
+ * Promise-answering store may rely on `.then`). For callers that take either
+ * form, such as the framework adapters: a cached refusal then costs no
+ * Promise and no turn of the microtask queue. The decisions are
+ * `consume`'s. For a limiter not made by {@link createLimiter} (a stack, a
+ * wrapper), its own `consume`, bound.
+ *
+ * Look it up once, not per request.
+ *
+ * @example
+ * ```ts
+ * const consume = consumeInAnyForm(limiter);
+ * const decision = consume(key);
+ * if (isPromise(decision)) decision.then(respond); else respond(decision);
+ * ```
+ */
+export function consumeInAnyForm<TContext>(limiter: Limiter<TContext>): (key: string, call?: CallOptions<TContext>) => MaybePromise<Decision> {
+  const own: ((key: string, call?: CallOptions<TContext>) => MaybePromise<Decision>) | undefined = anyFormConsumers.get(limiter);
+  return own ?? ((key, call) => limiter.consume(key, call));
 }
 
 /** Normalises the `limits` option into a function of the context returning validated limits. */

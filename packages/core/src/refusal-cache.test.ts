@@ -4,9 +4,9 @@ import type { Decision } from './decision';
 import { RateKitOptionError } from './errors';
 import { CHANNELS, type DecisionEvent } from './events';
 import { ALGORITHMS, type AlgorithmName, type LimitOptions, resolveLimit } from './limit';
-import { createLimiter, type Limiter, type LimiterOptions } from './limiter';
+import { consumeInAnyForm, createLimiter, type Limiter, type LimiterOptions } from './limiter';
 import { evaluatePolicy } from './policy';
-import { DEFAULT_REFUSAL_CACHE_KEYS, REFUSAL_CACHE_MARGIN_MS, refusalDeadlineMs, resolveRefusalCacheOption, retimed } from './refusal-cache';
+import { coreShape, DEFAULT_REFUSAL_CACHE_KEYS, REFUSAL_CACHE_MARGIN_MS, refusalDeadlineMs, resolveRefusalCacheOption, retimed, retimedCoreShape } from './refusal-cache';
 import { memoryStore } from './stores/memory';
 import type { EvaluateRequest, RateLimitStore } from './stores/types';
 
@@ -459,6 +459,87 @@ describe('the refusal cache', () => {
       expect(kept).toBeGreaterThan(40);
       expect(keptBlocked).toBeGreaterThan(10);
     });
+
+    it("property: a kept refusal of core's shape is re-timed key for key, value for value, as the generic re-timing does it", () => {
+      const scenario = fc.array(fc.constantFrom(...ALGORITHMS), { minLength: 1, maxLength: 3 }).chain((algorithms) =>
+        fc.record({
+          limits: fc.tuple(...algorithms.map((a, i) => limitArbitrary(a).map((o) => ({ ...o, name: `l${i}` })))),
+          history: fc.array(fc.record({ dtMs: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3_000 })), cost: fc.constantFrom(0.5, 1, 1, 2, 3) }), { maxLength: 25 }),
+          cost: fc.constantFrom(0.5, 1, 1, 2, 3, 50),
+          elapsed: fc.array(fc.oneof(fc.double({ min: 0, max: 200_000, noNaN: true }), fc.constantFrom(0, 0.5, 1, 1e-9)), { minLength: 1, maxLength: 6 }),
+        }),
+      );
+      let compared = 0;
+      let blocked = 0;
+      fc.assert(
+        fc.property(scenario, ({ limits: options, history, cost, elapsed }) => {
+          const limits = options.map((o, i) => resolveLimit(o, `limits[${i}]`));
+          const store = memoryStore({ maxKeys: 4, pruneIntervalMs: 0 });
+          let nowMs = T0;
+          for (const { dtMs, cost: c } of history) store.evaluate({ key: 'k', namespace: '', limits, cost: c, mode: 'consume', nowMs: (nowMs += dtMs) });
+          const refusal = store.evaluate({ key: 'k', namespace: '', limits, cost, mode: 'consume', nowMs });
+          if (refusal.allowed) return;
+          const shape = coreShape(refusal);
+          // Every decision core's memory store makes has core's shape.
+          expect(shape).toBeDefined();
+          if (refusal.limits.some((l) => Object.hasOwn(l, 'blockedMs'))) blocked++;
+          for (const e of elapsed) {
+            compared++;
+            expect(ordered(retimedCoreShape(refusal, shape!, e))).toStrictEqual(ordered(retimed(refusal, e)));
+          }
+        }),
+        { numRuns: 500 },
+      );
+      expect(compared).toBeGreaterThan(200);
+      expect(blocked).toBeGreaterThan(10);
+    });
+
+    it("coreShape: any other shape (another key, another order, a symbol, a prototype, an array's subclass, a hole) is left to the generic re-timing", () => {
+      const limits = [resolveLimit({ limit: 1, windowMs: 1_000 }, 'limits')];
+      const store = memoryStore({ pruneIntervalMs: 0 });
+      store.evaluate({ key: 'k', namespace: '', limits, cost: 1, mode: 'consume', nowMs: T0 });
+      const refusal = store.evaluate({ key: 'k', namespace: '', limits, cost: 1, mode: 'consume', nowMs: T0 });
+      expect(refusal.allowed).toBe(false);
+      expect(coreShape(refusal)).toEqual([false]);
+      const entry = refusal.limits[0]!;
+      const { allowed, ...rest } = refusal;
+      class Limits<T> extends Array<T> {}
+      const holey: Decision['limits'][number][] = [];
+      holey.length = 1;
+      const others: Decision[] = [
+        { ...refusal, extra: 1 } as Decision,
+        { ...rest, allowed },
+        { ...refusal, [Symbol('s')]: 1 },
+        Object.assign<object, Decision>(Object.create({ inherited: true }) as object, refusal),
+        { ...refusal, source: 'cache' },
+        { ...refusal, limits: Limits.from([entry]) },
+        { ...refusal, limits: holey },
+        { ...refusal, limits: [{ ...entry, extra: 1 } as Decision['limits'][number]] },
+        { ...refusal, limits: [{ blockedMs: 5, ...entry }] },
+      ];
+      for (const other of others) expect(coreShape(other)).toBeUndefined();
+      expect(coreShape({ ...refusal, limits: [{ ...entry, blockedMs: undefined }] })).toEqual([true]);
+    });
+
+    it('a kept refusal of another shape (a store of its own) is re-timed by the generic spread: its extra fields stay', async () => {
+      const inner = memoryStore({ pruneIntervalMs: 0 });
+      const store: RateLimitStore = {
+        name: 'extra-fields',
+        shared: true,
+        clock: 'caller',
+        evaluate: async (r) => ({ ...inner.evaluate(r), region: 'eu' }) as Decision,
+        resetKey: async (k, n) => inner.resetKey(k, n),
+      };
+      const clock = { nowMs: T0 };
+      const limiter = createLimiter({ limits: { limit: 1, windowMs: 1_000 }, store, now: () => clock.nowMs });
+      await limiter.consume('k');
+      const refused = await limiter.consume('k');
+      clock.nowMs += 10;
+      const cached = await limiter.consume('k');
+      expect(cached.source).toBe('cache');
+      expect(ordered(cached)).toStrictEqual(ordered(retimed(refused, 10)));
+      expect((cached as Decision & { region: string }).region).toBe('eu');
+    });
   });
 });
 
@@ -472,5 +553,64 @@ describe('the refusal cache on a shared store that answers synchronously', () =>
     for (const answer of answers) expect(answer).not.toBeInstanceOf(Promise);
     expect((answers[2] as Decision).source).toBe('cache');
     expect(calls).toHaveLength(2);
+  });
+});
+
+/** A value as nested [key, value] pairs in own-key order, so `toStrictEqual` also compares the order of the keys. */
+function ordered(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(ordered);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.keys(value).map((key) => [key, ordered((value as Record<string, unknown>)[key])]);
+}
+
+describe('consumeInAnyForm', () => {
+  it('answers a cached refusal as the decision itself, and everything else as consume does, with the same decisions', async () => {
+    const clocks = { nowMs: T0 };
+    const make = () => createLimiter({ limits: { limit: 2, windowMs: 1_000 }, store: sharedMemory(), now: () => clocks.nowMs });
+    const viaConsume = make();
+    const viaAnyForm = make();
+    const consume = consumeInAnyForm(viaAnyForm);
+    let cached = 0;
+    for (const dt of [0, 0, 0, 1, 5, 400, 598, 1, 0, 3, 1_000, 0, 0, 0, 2]) {
+      clocks.nowMs += dt;
+      const expected = await viaConsume.consume('k');
+      const answer = consume('k');
+      if (expected.source === 'cache') {
+        cached++;
+        expect(typeof (answer as { then?: unknown }).then).toBe('undefined');
+      } else expect(answer).toBeInstanceOf(Promise);
+      expect(ordered(await answer)).toStrictEqual(ordered(expected));
+    }
+    expect(cached).toBeGreaterThan(3);
+  });
+
+  it('with a decision subscriber: the cached refusal is published once, as consume publishes it', () => {
+    const events: DecisionEvent[] = [];
+    const listen = (event: unknown) => events.push(event as DecisionEvent);
+    diagnostics_channel.subscribe(CHANNELS.decision, listen);
+    return (async () => {
+      try {
+        const { limiter } = fixture({ limit: 1, windowMs: 1_000 });
+        const consume = consumeInAnyForm(limiter);
+        await consume('k');
+        await consume('k');
+        const answer = consume('k');
+        expect((answer as Decision).source).toBe('cache');
+        expect(events.map((e) => e.source)).toEqual(['store', 'store', 'cache']);
+      } finally {
+        diagnostics_channel.unsubscribe(CHANNELS.decision, listen);
+      }
+    })();
+  });
+
+  it("is the limiter's consume for a limiter without a refusal cache, and for one it did not make", async () => {
+    const local = createLimiter({ limits: { limit: 1, windowMs: 1_000 }, now: () => T0 });
+    const consume = consumeInAnyForm(local);
+    expect(consume('k')).toMatchObject({ allowed: true });
+    expect(consume('k')).toMatchObject({ allowed: false });
+    const calls: unknown[] = [];
+    const wrapper = { ...local, consume: (key: string, options?: unknown) => (calls.push([key, options]), local.consume(key)) } as Limiter;
+    expect(consumeInAnyForm(wrapper)('w', { cost: 1 })).toMatchObject({ allowed: true });
+    expect(calls).toEqual([['w', { cost: 1 }]]);
   });
 });

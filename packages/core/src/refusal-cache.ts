@@ -80,6 +80,12 @@ interface Entry {
   /** Until when (exclusive, local clock) it may answer. */
   readonly untilMs: number;
   readonly decision: Decision;
+  /**
+   * Per limit entry of `decision`: whether it has its own `blockedMs` key, when `decision` has
+   * core's shape (see {@link coreShape}), so {@link retimedCoreShape} can re-time it; `undefined`
+   * for any other shape, which {@link retimed} re-times.
+   */
+  readonly shape: readonly boolean[] | undefined;
 }
 
 /**
@@ -196,6 +202,107 @@ function earlier(ms: number, elapsedMs: number): number {
   return ms === Infinity ? ms : Math.max(0, ms - elapsedMs);
 }
 
+/** A {@link Decision}'s own keys, in the order core's stores build it (`decision.ts`). */
+const DECISION_KEYS = 'allowed,limit,remaining,resetMs,retryAfterMs,delayMs,cost,nowMs,policy,limits';
+/** A {@link LimitDecision}'s own keys, in the order core builds it; `blockedMs` last when present. */
+const LIMIT_KEYS = 'name,algorithm,allowed,limit,quota,windowMs,remaining,tokensBefore,tokensRefilled,tokensPaid,tokensAfter,resetMs,retryAfterMs,nextRefillMs';
+const BLOCKED_LIMIT_KEYS = `${LIMIT_KEYS},blockedMs`;
+
+/**
+ * When `decision` has core's shape (plain objects and a plain array, exactly the keys
+ * core's stores give, in their order, no symbols), per limit entry whether it has its own
+ * `blockedMs` key; otherwise `undefined`. For such a decision {@link retimedCoreShape}
+ * builds what {@link retimed} builds, key for key, without the object spreads (which cost
+ * most of a cached refusal: `bench/lib/refusal-ab.mjs`). Checked once per kept refusal.
+ */
+export function coreShape(decision: Decision): readonly boolean[] | undefined {
+  if (!isPlain(decision) || Object.keys(decision).join(',') !== DECISION_KEYS) return undefined;
+  const limits: unknown = decision.limits;
+  if (!Array.isArray(limits) || Object.getPrototypeOf(limits) !== Array.prototype) return undefined;
+  const shape: boolean[] = [];
+  for (let i = 0; i < limits.length; i++) {
+    if (!Object.hasOwn(limits, i)) return undefined;
+    const entry: unknown = limits[i];
+    if (typeof entry !== 'object' || entry === null || !isPlain(entry)) return undefined;
+    const keys = Object.keys(entry).join(',');
+    if (keys === LIMIT_KEYS) shape.push(false);
+    else if (keys === BLOCKED_LIMIT_KEYS) shape.push(true);
+    else return undefined;
+  }
+  return shape;
+}
+
+function isPlain(value: object): boolean {
+  return Object.getPrototypeOf(value) === Object.prototype && Object.getOwnPropertySymbols(value).length === 0;
+}
+
+/**
+ * {@link retimed} for a decision of core's shape (`shape` from {@link coreShape}): the same
+ * keys in the same order and the same values, written out. Pure.
+ */
+export function retimedCoreShape(decision: Decision, shape: readonly boolean[], elapsedMs: number): Decision {
+  const from = decision.limits;
+  let limits: LimitDecision[];
+  if (from.length === 1) limits = [retimedEntry(from[0]!, shape[0]!, elapsedMs)];
+  else {
+    limits = [];
+    for (let i = 0; i < from.length; i++) limits.push(retimedEntry(from[i]!, shape[i]!, elapsedMs));
+  }
+  return {
+    allowed: decision.allowed,
+    limit: decision.limit,
+    remaining: decision.remaining,
+    resetMs: earlier(decision.resetMs, elapsedMs),
+    retryAfterMs: earlier(decision.retryAfterMs, elapsedMs),
+    delayMs: decision.delayMs,
+    cost: decision.cost,
+    nowMs: decision.nowMs + elapsedMs,
+    policy: decision.policy,
+    limits,
+    source: 'cache',
+  };
+}
+
+function retimedEntry(entry: LimitDecision, hasBlockedMs: boolean, elapsedMs: number): LimitDecision {
+  if (!hasBlockedMs) {
+    return {
+      name: entry.name,
+      algorithm: entry.algorithm,
+      allowed: entry.allowed,
+      limit: entry.limit,
+      quota: entry.quota,
+      windowMs: entry.windowMs,
+      remaining: entry.remaining,
+      tokensBefore: entry.tokensBefore,
+      tokensRefilled: entry.tokensRefilled,
+      tokensPaid: entry.tokensPaid,
+      tokensAfter: entry.tokensAfter,
+      resetMs: earlier(entry.resetMs, elapsedMs),
+      retryAfterMs: earlier(entry.retryAfterMs, elapsedMs),
+      nextRefillMs: earlier(entry.nextRefillMs, elapsedMs),
+    };
+  }
+  // As the spread in `retimed`: the key stays last, an `undefined` value stays `undefined`.
+  const blockedMs = entry.blockedMs;
+  return {
+    name: entry.name,
+    algorithm: entry.algorithm,
+    allowed: entry.allowed,
+    limit: entry.limit,
+    quota: entry.quota,
+    windowMs: entry.windowMs,
+    remaining: entry.remaining,
+    tokensBefore: entry.tokensBefore,
+    tokensRefilled: entry.tokensRefilled,
+    tokensPaid: entry.tokensPaid,
+    tokensAfter: entry.tokensAfter,
+    resetMs: earlier(entry.resetMs, elapsedMs),
+    retryAfterMs: earlier(entry.retryAfterMs, elapsedMs),
+    nextRefillMs: earlier(entry.nextRefillMs, elapsedMs),
+    blockedMs: blockedMs === undefined ? undefined : earlier(blockedMs, elapsedMs),
+  };
+}
+
 /**
  * A limiter's cache of refusals (see the module comment). One entry per
  * key: the limiter's namespace is fixed, so the user-controlled key is the
@@ -235,7 +342,8 @@ export class RefusalCache {
       return undefined;
     }
     if (entry.limits !== limits || entry.cost !== cost) return undefined;
-    return retimed(entry.decision, nowMs - entry.sentMs);
+    const elapsedMs = nowMs - entry.sentMs;
+    return entry.shape === undefined ? retimed(entry.decision, elapsedMs) : retimedCoreShape(entry.decision, entry.shape, elapsedMs);
   }
 
   /**
@@ -247,7 +355,7 @@ export class RefusalCache {
   settle(key: string, limits: readonly ResolvedLimit[], cost: number, sentMs: number, decision: Decision, generation: number): void {
     const untilMs = generation === this.generation ? refusalDeadlineMs(decision, limits, sentMs) : undefined;
     if (untilMs === undefined) this.#index.delete(key);
-    else this.#index.set(key, { limits, cost, sentMs, untilMs, decision });
+    else this.#index.set(key, { limits, cost, sentMs, untilMs, decision, shape: coreShape(decision) });
   }
 
   /** Forgets `key` (a refund or reset of it on this limiter) and moves {@link generation} on. */

@@ -13,11 +13,14 @@ import {
   assertFunction,
   assertOneOf,
   assertPositive,
+  consumeInAnyForm,
   createLimiter,
+  type Decision,
   type HeaderOptions,
   type Limiter,
   type LimitOptions,
   type LimitsOption,
+  type MaybePromise,
   type RateKitError,
   RateKitOptionError,
   resolveHeaderOptions,
@@ -35,6 +38,8 @@ export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'prefix', 'onStor
 export interface RateKitConfig extends CommonConfig {
   readonly mode: 'ratekit';
   readonly limiter: Limiter<Request>;
+  /** The limiter's `consume` answering a cached refusal without a Promise (core's `consumeInAnyForm`). */
+  readonly consume: (key: string, call?: { context: Request }) => MaybePromise<Decision>;
   /** True when `limits` or `cost` is a function, so the limiter needs the request as context. */
   readonly needsContext: boolean;
   /** Options for core's `rateLimitHeaders()`; `partitionKey` is set per request right before the synchronous call. */
@@ -56,7 +61,7 @@ export function resolveRateKit(
   options: Partial<Options>,
   given: Record<string, unknown>,
   resolved: Record<string, unknown>,
-  common: Omit<RateKitConfig, 'public' | 'limiter' | 'needsContext' | 'headers' | 'onError' | 'prefix'>,
+  common: Omit<RateKitConfig, 'public' | 'limiter' | 'consume' | 'needsContext' | 'headers' | 'onError' | 'prefix'>,
   flavour: Flavour,
 ): RateKitConfig {
   if (flavour.name === 'slowDown') {
@@ -112,6 +117,7 @@ export function resolveRateKit(
     ...common,
     public: frozenPublic(resolved, limiter),
     limiter,
+    consume: consumeInAnyForm(limiter),
     needsContext: typeof limits === 'function' || typeof options.cost === 'function',
     headers,
     onError,

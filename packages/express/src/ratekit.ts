@@ -1,4 +1,4 @@
-import { type Decision, type MaybePromise, RateKitError, rateLimitHeaders } from '@ratekit/core';
+import { type Decision, headerListOf, type MaybePromise, RateKitError } from '@ratekit/core';
 import type { NextFunction, Request, Response } from 'express';
 import { writeHeaders } from './write-headers.js';
 import { keyError } from './key-error.js';
@@ -28,9 +28,11 @@ export const DELAY_HEADER = 'X-Slow-Down-Delay';
  * (code `ERR_RATEKIT_STORE`), a throwing `skip`, `limits`, `cost` or `handler`.
  */
 export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Response, next: NextFunction) => Promise<void> {
-  const { limiter, keyGenerator, customKey, needsContext, headers, requestPropertyName, validations } = config;
+  const { limiter, consume: decide, keyGenerator, customKey, needsContext, headers, requestPropertyName, validations } = config;
   const storeIdentity = limiter.store.shared ? limiter.store.name : limiter.store;
   const appendLists = config.standard.draft !== false && config.standard.draft !== 'draft-6' && config.standard.draft !== 'draft-7';
+  // core's rateLimitHeaders(decision, headers), built once per second of a flood, not once per refusal.
+  const headerList = headers === undefined ? undefined : headerListOf(headers);
 
   function limit(req: Request, res: Response, next: NextFunction, settle: () => void): void {
     const watch = watchResponse(res, config);
@@ -57,14 +59,15 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
     }
     let decision: MaybePromise<Decision>;
     try {
-      decision = needsContext ? limiter.consume(key, { context: req }) : limiter.consume(key);
+      // A cached refusal comes back as a value (consumeInAnyForm): no Promise, no closure, no microtask.
+      decision = needsContext ? decide(key, { context: req }) : decide(key);
     } catch (error) {
       next(error);
       return;
     }
-    const fail = (error: unknown) => next(error);
-    if (isThenable(decision)) decision.then((d) => respond(req, res, next, key, d, watch, fail, settle)).catch(fail);
-    else respond(req, res, next, key, decision, watch, fail, settle);
+    // `next` takes failures too: every caller below hands it exactly one argument, the error.
+    if (isThenable(decision)) decision.then((d) => respond(req, res, next, key, d, watch, next, settle)).catch(next);
+    else respond(req, res, next, key, decision, watch, next, settle);
   }
 
   function respond(
@@ -78,9 +81,9 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
     settle: () => void,
   ): void {
     validations.singleCount(req, storeIdentity, `${config.prefix}\u0000${key}`, key);
-    if (headers !== undefined && !res.headersSent) {
+    if (headers !== undefined && headerList !== undefined && !res.headersSent) {
       headers.partitionKey = key; // safe to share: the call below is synchronous
-      writeHeaders(res, rateLimitHeaders(decision, headers), appendLists);
+      writeHeaders(res, headerList(decision), appendLists);
     }
     if (config.standard.unsupported && !res.headersSent) validations.headersDraftVersion(config.public.standardHeaders);
     const used = Math.max(0, decision.limit - decision.remaining);
@@ -110,23 +113,25 @@ export function rateKitMiddleware(config: RateKitConfig): (req: Request, res: Re
   }
 
   function refuse(req: Request, res: Response, next: NextFunction, fail: (error: unknown) => void, settle: () => void): void {
-    const answer = () => {
-      const result = config.handler(req, res, next, config.public);
-      if (isThenable(result)) Promise.resolve(result).then(settle, fail);
-      else settle();
-    };
     if (config.retryAfter === undefined) {
-      answer();
+      answer(req, res, next, fail, settle);
       return;
     }
     after(
       typeof config.retryAfter === 'function' ? config.retryAfter(req, res) : config.retryAfter,
       (seconds) => {
         if (config.standard.retryAfter && !res.headersSent) res.setHeader('Retry-After', String(seconds));
-        answer();
+        answer(req, res, next, fail, settle);
       },
       fail,
     );
+  }
+
+  /** The refusal's answer: `handler`, settling the middleware's promise once it has answered. A function of its own, so a refusal makes no closure. */
+  function answer(req: Request, res: Response, next: NextFunction, fail: (error: unknown) => void, settle: () => void): void {
+    const result = config.handler(req, res, next, config.public);
+    if (isThenable(result)) Promise.resolve(result).then(settle, fail);
+    else settle();
   }
 
   const middleware = (req: Request, res: Response, next: NextFunction): Promise<void> => {

@@ -57,3 +57,28 @@ describe('refusals answered in-process (refusalCache)', () => {
     }
   });
 });
+
+describe('cached refusals on a moving clock, default headers (issue 31 §2: answered synchronously, headers reused while unchanged)', () => {
+  it('every answer, status, body and headers, is the one the same app gives with the cache off', async () => {
+    const clock = { nowMs: T0 + 0.5 };
+    const build = (refusalCache: boolean) => {
+      const store = sharedMemoryStore();
+      const app = express();
+      app.use(rateLimit({ windowMs: 2_000, limit: 2, algorithm: 'fixed-window', store, refusalCache, now: () => clock.nowMs }));
+      app.get('/', (_req, res) => res.send('ok'));
+      return { app, store };
+    };
+    const cached = build(true);
+    const direct = build(false);
+    const answer = async (app: express.Express) => {
+      const { status, text, headers } = await request(app).get('/');
+      const { date: _date, ...rest } = headers;
+      return { status, text, headers: rest };
+    };
+    for (const dt of [0, 0, 0, 1, 10, 300, 500, 189, 1, 999, 1, 0, 0, 750, 1_249, 2, 5_000, 0, 0, 0, 1_000.25]) {
+      clock.nowMs += dt;
+      expect(await answer(cached.app)).toEqual(await answer(direct.app));
+    }
+    expect(cached.store.calls.length).toBeLessThan(direct.store.calls.length);
+  });
+});

@@ -21,7 +21,7 @@ const LIST_FIELD = /^ratelimit(?:-policy)?$/i;
  * Every other field is set, so the last limiter wins: a repeated legacy
  * value such as `5, 3` would read as 5.
  */
-export function writeHeaders(res: Response, headers: HeaderList, appendLists: boolean): void {
+export function writeHeaders(res: Response, headers: Readonly<HeaderList>, appendLists: boolean): void {
   for (let i = 0; i < headers.length; i++) {
     const [name, value] = headers[i]!;
     if (appendLists && LIST_FIELD.test(name)) res.append(name, value);

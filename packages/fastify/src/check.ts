@@ -1,4 +1,4 @@
-import { createLimiter, type Decision, type Limiter, type LimitOptions, RateKitError, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
+import { consumeInAnyForm, createLimiter, type Decision, type Limiter, type LimitOptions, RateKitError, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
 import { keyError, usableKey } from './key.js';
 import type { LimitContext, Settings } from './options.js';
@@ -54,6 +54,8 @@ export function createCheck(settings: Settings, env: CheckEnvironment): Check {
     onError: env.onError,
     refusalCache: env.refusalCache,
   });
+  // A cached refusal comes back as a value, not a Promise: no closure, no microtask.
+  const consume = consumeInAnyForm(limiter);
   const banLimiter = ban > 0 ? createBanLimiter(ban, settings, env) : undefined;
 
   function check(request: FastifyRequest, increment: boolean): MaybePromise<Outcome> {
@@ -95,7 +97,7 @@ export function createCheck(settings: Settings, env: CheckEnvironment): Check {
 
   function decide(request: FastifyRequest, key: string, increment: boolean, max: number): MaybePromise<Outcome> {
     const call = needsContext ? { context: { request, max } } : undefined;
-    const decision = increment ? limiter.consume(key, call) : limiter.peek(key, call);
+    const decision = increment ? consume(key, call) : limiter.peek(key, call);
     // No closure on the synchronous (in-memory) path.
     if (isThenable(decision)) return decision.then((d) => settle(key, d, increment, call));
     return settle(key, decision, increment, call);
@@ -103,6 +105,8 @@ export function createCheck(settings: Settings, env: CheckEnvironment): Check {
 
   function settle(key: string, decision: Decision, increment: boolean, call: { context: LimitContext } | undefined): MaybePromise<Outcome> {
     if (decision.allowed) return { kind: 'allowed', key, decision };
+    // Without `continueExceeding` and `ban` (the defaults), a refusal is the decision as it stands: no closures.
+    if (ban < 0 && !(continueExceeding && increment)) return { kind: 'refused', key, decision, banned: false };
     const shown = continueExceeding && increment ? restart(key, decision, call) : decision;
     return then(shown, (s) => then(isBanned(key, s, increment), (banned): Outcome => ({ kind: 'refused', key, decision: s, banned })));
   }

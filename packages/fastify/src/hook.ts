@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Check, Outcome } from './check.js';
-import { writeHeaders } from './headers.js';
+import { headerWriter, writeHeaders } from './headers.js';
 import type { Settings } from './options.js';
 import { refusalError } from './refusal.js';
 import { isThenable } from './then.js';
@@ -31,18 +31,19 @@ type Done = (error?: unknown) => void;
  * rejects with what `done` would have been given.
  */
 export function createHook(check: Check, settings: Settings, identity: object): LimiterHook {
+  const headers = settings.headers === undefined ? undefined : headerWriter(settings.headers);
   function respond(request: FastifyRequest, reply: FastifyReply, outcome: Outcome, done: Done): void {
     let delayMs = 0;
     let error: object | undefined;
     try {
       if (outcome.kind === 'allowed') {
-        if (settings.headers !== undefined) writeHeaders(reply, outcome.decision, outcome.key, settings.headers, settings.hiddenOnPass);
+        if (headers !== undefined) writeHeaders(reply, outcome.decision, outcome.key, headers, settings.hiddenOnPass);
         settings.onExceeding?.(request, outcome.key);
         delayMs = outcome.decision.delayMs;
       } else if (outcome.kind === 'refused') {
         settings.onExceeded?.(request, outcome.key);
         if (outcome.banned) settings.onBanReach?.(request, outcome.key);
-        if (settings.headers !== undefined) writeHeaders(reply, outcome.decision, outcome.key, settings.headers, settings.hiddenOnRefusal);
+        if (headers !== undefined) writeHeaders(reply, outcome.decision, outcome.key, headers, settings.hiddenOnRefusal);
         error = refusalError(request, outcome, settings);
       }
     } catch (failure) {

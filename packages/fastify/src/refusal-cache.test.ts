@@ -26,3 +26,28 @@ describe('refusals answered in-process (refusalCache, ratekit mode)', () => {
     await app.close();
   });
 });
+
+describe('cached refusals on a moving clock, default headers (issue 31 §2: answered synchronously, headers reused while unchanged)', () => {
+  it('every answer, status, body and headers, is the one the same app gives with the cache off', async () => {
+    const clock = { nowMs: T0 + 0.5 };
+    const build = async (refusalCache: boolean) => {
+      const store = sharedMemoryStore();
+      const app = Fastify();
+      await app.register(fastifyRateLimit, { max: 2, timeWindow: 2_000, algorithm: 'fixed-window', store, refusalCache, now: () => clock.nowMs });
+      app.get('/', async () => 'ok');
+      return { app, store };
+    };
+    const cached = await build(true);
+    const direct = await build(false);
+    const answer = async (app: typeof cached.app) => {
+      const { statusCode, body, headers } = await app.inject('/');
+      return { statusCode, body, headers: { ...headers, date: undefined } };
+    };
+    for (const dt of [0, 0, 0, 1, 10, 300, 500, 189, 1, 999, 1, 0, 0, 750, 1_249, 2, 5_000, 0, 0, 0, 1_000.25]) {
+      clock.nowMs += dt;
+      expect(await answer(cached.app)).toEqual(await answer(direct.app));
+    }
+    expect(cached.store.calls.length).toBeLessThan(direct.store.calls.length);
+    await Promise.all([cached.app.close(), direct.app.close()]);
+  });
+});

@@ -1,5 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, type HeaderList, ipKeyGenerator, type Limiter, type MaybePromise, RateKitError, rateLimitHeaders } from '@ratekit/core';
+import {
+  consumeInAnyForm,
+  createLimiter,
+  type Decision,
+  DEFAULT_REFUSAL_MESSAGE,
+  type HeaderList,
+  headerListOf,
+  ipKeyGenerator,
+  type Limiter,
+  type MaybePromise,
+  RateKitError,
+  rateLimitHeaders,
+} from '@ratekit/core';
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa';
 import { compatRatelimit, type KoaRatelimitMiddleware } from './compat/middleware.js';
 import { isRateKitMode, type RateKitOptionName } from './mode.js';
@@ -103,6 +115,10 @@ function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Parameteri
     onError: options?.onError,
     refusalCache: options?.refusalCache,
   });
+  // A cached refusal comes back as a value, not a Promise: no closure, no microtask.
+  const consume = consumeInAnyForm(limiter);
+  // Without list fields (no partition key), the headers are built once per second of a flood, not once per refusal.
+  const sharedList = listHeaders ? undefined : headerListOf(headerOptions);
   const keyOf = resolved.id ?? ((ctx: Ctx) => ipKeyGenerator(ctx.ip));
   const keyLabel = resolved.id === undefined ? 'the default `id` (`ctx.ip`)' : '`id(ctx)`';
 
@@ -157,7 +173,7 @@ function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Parameteri
   function decide(ctx: Ctx, next: Next, id: KeyResult): Promise<void> {
     if (id === false) return next();
     const key = toKey(id, keyLabel);
-    const decision = needsContext ? limiter.consume(key, { context: ctx }) : limiter.consume(key);
+    const decision = needsContext ? consume(key, { context: ctx }) : consume(key);
     if (decision instanceof Promise) return decision.then((d) => respond(ctx, next, key, d));
     return respond(ctx, next, key, decision);
   }
@@ -180,7 +196,7 @@ function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Parameteri
   }
 
   /** The rest of a refusal: `onLimited`, then the throw of `throw` mode. */
-  async function limited(ctx: Ctx, decision: Decision, headers: HeaderList): Promise<void> {
+  async function limited(ctx: Ctx, decision: Decision, headers: Readonly<HeaderList>): Promise<void> {
     if (onLimited !== undefined) {
       const done = onLimited(ctx, decision);
       if (done instanceof Promise) await done;
@@ -198,14 +214,14 @@ function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Parameteri
   }
 
   /** The core's headers for a decision (one entry per field: `combineLists`), with the `headers` renames applied. */
-  function headersFor(decision: Decision, key: string): HeaderList {
+  function headersFor(decision: Decision, key: string): Readonly<HeaderList> {
     // draft-8+ carries the key, hashed, as `pk`, as express-rate-limit and @ratekit/express do.
-    const list = rateLimitHeaders(decision, listHeaders ? { ...headerOptions, partitionKey: key } : headerOptions);
+    const list = sharedList === undefined ? rateLimitHeaders(decision, { ...headerOptions, partitionKey: key }) : sharedList(decision);
     if (renames === undefined) return list;
     return list.map(([name, value]): [string, string] => [renames.get(name.toLowerCase()) ?? name, value]);
   }
 
-  function write(ctx: Ctx, headers: HeaderList): void {
+  function write(ctx: Ctx, headers: Readonly<HeaderList>): void {
     // What `ctx.set(name, value)` does for a string value, without the arrays Koa 3's `set` builds per call.
     if (ctx.headerSent) return;
     const res = ctx.res;
@@ -237,7 +253,7 @@ function toKey(id: unknown, label: string): string {
 }
 
 /** `err.headers` for throw mode. */
-function asObject(headers: HeaderList): Record<string, string> {
+function asObject(headers: Readonly<HeaderList>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of headers) out[name] = value;
   return out;
