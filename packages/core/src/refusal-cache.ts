@@ -264,27 +264,7 @@ export function retimedCoreShape(decision: Decision, shape: readonly boolean[], 
 }
 
 function retimedEntry(entry: LimitDecision, hasBlockedMs: boolean, elapsedMs: number): LimitDecision {
-  if (!hasBlockedMs) {
-    return {
-      name: entry.name,
-      algorithm: entry.algorithm,
-      allowed: entry.allowed,
-      limit: entry.limit,
-      quota: entry.quota,
-      windowMs: entry.windowMs,
-      remaining: entry.remaining,
-      tokensBefore: entry.tokensBefore,
-      tokensRefilled: entry.tokensRefilled,
-      tokensPaid: entry.tokensPaid,
-      tokensAfter: entry.tokensAfter,
-      resetMs: earlier(entry.resetMs, elapsedMs),
-      retryAfterMs: earlier(entry.retryAfterMs, elapsedMs),
-      nextRefillMs: earlier(entry.nextRefillMs, elapsedMs),
-    };
-  }
-  // As the spread in `retimed`: the key stays last, an `undefined` value stays `undefined`.
-  const blockedMs = entry.blockedMs;
-  return {
+  const out = {
     name: entry.name,
     algorithm: entry.algorithm,
     allowed: entry.allowed,
@@ -299,8 +279,13 @@ function retimedEntry(entry: LimitDecision, hasBlockedMs: boolean, elapsedMs: nu
     resetMs: earlier(entry.resetMs, elapsedMs),
     retryAfterMs: earlier(entry.retryAfterMs, elapsedMs),
     nextRefillMs: earlier(entry.nextRefillMs, elapsedMs),
-    blockedMs: blockedMs === undefined ? undefined : earlier(blockedMs, elapsedMs),
-  };
+  } as { -readonly [K in keyof LimitDecision]: LimitDecision[K] };
+  if (hasBlockedMs) {
+    // As the spread in `retimed`: the key stays last, an `undefined` value stays `undefined`.
+    const blockedMs = entry.blockedMs;
+    out.blockedMs = blockedMs === undefined ? undefined : earlier(blockedMs, elapsedMs);
+  }
+  return out;
 }
 
 /**
