@@ -109,7 +109,7 @@ describe.each([
 
   describe('the default refusal', () => {
     // Only Date is faked: the clock stands still unless moved, and supertest's own timers run.
-    beforeEach(() => jest.useFakeTimers({ now: T0, doNotFake: REAL_TIMERS }));
+    beforeEach(() => jest.useFakeTimers({ now: T0, doNotFake: [...REAL_TIMERS] }));
     afterEach(() => jest.useRealTimers());
 
     it('is 429 `Rate limit exceeded, retry in <ms long>.` (ms rounded by the ms package), with Retry-After in whole seconds, truncated', async () => {
@@ -226,7 +226,7 @@ describe.each([
     it('opens a new window once the old one has ended', async () => {
       // Only Date is faked: the 40 ms window ends when the test moves the clock, not when a busy
       // machine gets round to the second request (on the real clock, one 40 ms stall let it in).
-      jest.useFakeTimers({ now: T0, doNotFake: REAL_TIMERS });
+      jest.useFakeTimers({ now: T0, doNotFake: [...REAL_TIMERS] });
       try {
         const db = new Map();
         const { get } = harness(App, ours({ db, max: 1, duration: 40, id: () => 'ann' }));

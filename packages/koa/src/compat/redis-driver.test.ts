@@ -112,7 +112,7 @@ describeWithService(redisService, "the 'redis' driver: koa-ratelimit's sorted se
       while ((await serverMs()) <= ms) await new Promise((resolve) => setTimeout(resolve, 10));
     };
     await app.get().expect(200);
-    const first = Number((await redis.zrange(`${namespace}:ann`, 0, 0, 'WITHSCORES'))[1]);
+    const first = Number((await redis.zrange(`${namespace}:ann`, '0', '0', 'WITHSCORES'))[1]);
     await untilServerPast(first + 1_000);
     await app.get().expect(200);
     await app.get().expect(429); // the first is in the window until first + 2 s
