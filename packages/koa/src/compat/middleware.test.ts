@@ -68,20 +68,37 @@ describe.each([
     ])('%s', async (_name, options) => {
       const theirs = harness(App, upstream({ ...options, db: new Map() }));
       const mine = harness(App, ours({ ...options, db: new Map() }));
-      // Each window starts at its first request and the reset header is in whole seconds: the two
-      // first requests, a few ms apart, must not straddle the turn of a second (koa-ratelimit reads
-      // its own clock, process.hrtime from a Date.now taken when it loads, which no stub reaches).
-      await clearOfASecondTurn();
+      // Each window starts at its first request and the reset header is in whole seconds. Starting
+      // early in a second, the two first requests, a few ms apart, seldom straddle the turn of one
+      // (koa-ratelimit reads its own clock, Date.now at load plus process.hrtime since, which no stub
+      // reaches, within a millisecond of Date.now): each window opened between these two readings.
+      const firstSentAt = Date.now() - 1;
+      let firstAnsweredAt = Infinity;
+      const durationMs = (options as { duration?: number }).duration ?? 3_600_000; // koa-ratelimit's default: an hour
       for (let i = 0; i < 5; i++) {
         const [a, b] = [await theirs.get().set('x-user', 'ann'), await mine.get().set('x-user', 'ann')];
+        if (i === 0) firstAnsweredAt = Date.now() + 1;
+        // The reset is the window's end in whole seconds: the same for both, unless a second turned
+        // while the two first requests were served (on a busy machine, even after clearOfASecondTurn),
+        // when each may end in either of the two seconds.
+        const [theirsReset, mineReset] = [seen(a).headers['x-ratelimit-reset'], seen(b).headers['x-ratelimit-reset']];
+        expect(mineReset === undefined).toBe(theirsReset === undefined);
+        if (theirsReset !== undefined) {
+          const [earliest, latest] = [Math.floor((firstSentAt + durationMs) / 1_000), Math.floor((firstAnsweredAt + durationMs) / 1_000)];
+          for (const reset of [theirsReset, mineReset]) expect(Number(reset)).toBeGreaterThanOrEqual(earliest);
+          for (const reset of [theirsReset, mineReset]) expect(Number(reset)).toBeLessThanOrEqual(latest);
+          if (earliest === latest) expect(mineReset).toBe(theirsReset);
+        }
         // Retry-After is whole seconds left, truncated: it turns each time a whole second of the window
         // has passed, and the two middlewares are asked a few ms apart, so it may differ by one.
         const [theirsSeen, mineSeen] = [seen(a), seen(b)];
         const [theirsAfter, mineAfter] = [theirsSeen.headers['retry-after'], mineSeen.headers['retry-after']];
         expect(mineAfter === undefined).toBe(theirsAfter === undefined);
         if (theirsAfter !== undefined) expect(Math.abs(Number(mineAfter) - Number(theirsAfter))).toBeLessThanOrEqual(1);
-        delete theirsSeen.headers['retry-after'];
-        delete mineSeen.headers['retry-after'];
+        for (const name of ['retry-after', 'x-ratelimit-reset']) {
+          delete theirsSeen.headers[name];
+          delete mineSeen.headers[name];
+        }
         expect(mineSeen).toEqual(theirsSeen);
       }
       expect(mine.seen.handled).toBe(theirs.seen.handled);
