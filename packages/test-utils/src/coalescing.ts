@@ -166,7 +166,9 @@ function policyArbitrary(clock: 'caller' | 'server'): fc.Arbitrary<LimitOptions[
         const windowMs = 3_600_000 * (1 + (l.windowMs % 24));
         const out: LimitOptions = { ...l, windowMs };
         if (l.maxDelayMs !== undefined) out.maxDelayMs = Math.min(l.maxDelayMs, windowMs);
-        if (l.refusedPenaltyCapMs !== undefined) out.refusedPenaltyCapMs = Math.min(l.refusedPenaltyCapMs, windowMs);
+        // Likewise a refusal's penalty of a few ms (a 4 ms cap ended between the two runs, and the
+        // reference admitted what the coalesced store had refused): none, or one of a minute or more.
+        if (l.refusedPenaltyCapMs !== undefined) out.refusedPenaltyCapMs = l.refusedPenaltyCapMs < 60_000 ? 0 : Math.min(l.refusedPenaltyCapMs, windowMs);
         // A block of a few ms would end between the two runs (a turn's decisions share one server time): none, or one of the window.
         if (l.blockDurationMs !== undefined) out.blockDurationMs = l.blockDurationMs > 0 ? windowMs : 0;
         return out;
