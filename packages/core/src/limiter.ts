@@ -152,7 +152,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
   assertObject('options', options);
   assertKnownKeys('', options, LIMITER_OPTIONS);
   // `null` is no store either (reading its methods would throw a TypeError instead of the coded error).
-  if (options.store !== undefined && (options.store === null || typeof options.store.evaluate !== 'function' || typeof options.store.resetKey !== 'function')) {
+  if (options.store !== undefined && ((options.store as unknown) === null || typeof options.store.evaluate !== 'function' || typeof options.store.resetKey !== 'function')) {
     throw new RateKitOptionError('store', 'a RateLimitStore (with evaluate and resetKey)', options.store);
   }
   const namespace = options.prefix ?? '';

@@ -72,6 +72,7 @@ describe.each([
       // early in a second, the two first requests, a few ms apart, seldom straddle the turn of one
       // (koa-ratelimit reads its own clock, Date.now at load plus process.hrtime since, which no stub
       // reaches, within a millisecond of Date.now): each window opened between these two readings.
+      await clearOfASecondTurn();
       const firstSentAt = Date.now() - 1;
       let firstAnsweredAt = Infinity;
       const durationMs = (options as { duration?: number }).duration ?? 3_600_000; // koa-ratelimit's default: an hour
