@@ -22,12 +22,14 @@ export function apiKey(req) {
  *   client: import('@ratekit/redis').RedisClientLike,
  *   prefix?: string,
  *   name?: string,
+ *   storeTimeoutMs?: number,
  * }} options
  *   `client`: a connected node-redis (or ioredis) client, owned by the caller;
  *   `prefix`: the limiter's namespace in Redis (default `api`), to run several budgets side by side;
- *   `name`: this process's name, sent back in `X-Served-By` so the demo can show who answered.
+ *   `name`: this process's name, sent back in `X-Served-By` so the demo can show who answered;
+ *   `storeTimeoutMs`: how long a request waits for Redis before it is let through (default 200 ms).
  */
-export function createApp({ client, prefix = 'api', name = `pid ${process.pid}` }) {
+export function createApp({ client, prefix = 'api', name = `pid ${process.pid}`, storeTimeoutMs = 200 }) {
   const limiter = rateLimit({
     store: redisStore({ client }),
     limits: API_POLICY,
@@ -35,9 +37,9 @@ export function createApp({ client, prefix = 'api', name = `pid ${process.pid}` 
     keyGenerator: apiKey,
     standardHeaders: 'draft-8',
     legacyHeaders: true,
-    // Redis down or slow: let requests through after 200 ms at most, and log why.
+    // Redis down or slow: let requests through after 200 ms (by default) at most, and log why.
     onStoreError: 'allow',
-    storeTimeoutMs: 200,
+    storeTimeoutMs,
     message: { error: 'Too many requests: 10 per minute per API key, shared by every server.' },
   });
 

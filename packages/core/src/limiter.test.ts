@@ -45,6 +45,16 @@ describe('createLimiter', () => {
       expect(sync(limiter.consume('k')).remaining).toBe(4);
       (limiter.store.dispose as () => void)();
     });
+
+    it.each<[string, unknown]>([
+      ['null', null],
+      ['an object without evaluate', {}],
+      ['a number', 1],
+    ])('refuses %s as the store with a RateKitOptionError naming `store`', (_, store) => {
+      expect(() => createLimiter({ limits: fiveAMinute, store: store as RateLimitStore })).toThrow(
+        expect.objectContaining({ name: 'RateKitOptionError', code: 'ERR_RATEKIT_INVALID_OPTION', option: 'store' }),
+      );
+    });
   });
 
   describe('consume', () => {

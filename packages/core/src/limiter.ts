@@ -151,7 +151,8 @@ export interface Limiter<TContext = unknown> {
 export function createLimiter<TContext = unknown>(options: LimiterOptions<TContext>): Limiter<TContext> {
   assertObject('options', options);
   assertKnownKeys('', options, LIMITER_OPTIONS);
-  if (options.store !== undefined && (typeof options.store.evaluate !== 'function' || typeof options.store.resetKey !== 'function')) {
+  // `null` is no store either (reading its methods would throw a TypeError instead of the coded error).
+  if (options.store !== undefined && ((options.store as unknown) === null || typeof options.store.evaluate !== 'function' || typeof options.store.resetKey !== 'function')) {
     throw new RateKitOptionError('store', 'a RateLimitStore (with evaluate and resetKey)', options.store);
   }
   const namespace = options.prefix ?? '';

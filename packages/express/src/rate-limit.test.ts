@@ -235,6 +235,12 @@ describe.each([
       expect((await refusal({ statusCode: 503 })).status).toBe(503);
     });
 
+    it('a null statusCode in ratekit mode is unset: 429, and handlers see 429', async () => {
+      const seen: unknown[] = [];
+      const res = await refusal({ algorithm: 'fixed-window', statusCode: null as unknown as number, message: (_req: Request, res: Response) => (seen.push(res.statusCode), 'no') });
+      expect([res.status, res.text, seen]).toEqual([429, 'no', [429]]);
+    });
+
     it('an object message is sent as JSON', async () => {
       const res = await refusal({ message: { error: 'slow down' } });
       expect(res.status).toBe(429);

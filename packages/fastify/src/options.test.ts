@@ -56,6 +56,7 @@ describe('resolveRegistration', () => {
       ['nameSpace', { nameSpace: 5 }, 'a string'],
       ['now', { now: 5 }, 'a function'],
       ['store', { store: {} }, 'a ratekit RateLimitStore'],
+      ['store', { store: null }, 'a ratekit RateLimitStore'],
       ['algorithm', { algorithm: 'leaky' }, "one of 'fixed-window'"],
       ['limits', { limits: [] }, 'at least one limit'],
       [

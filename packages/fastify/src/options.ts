@@ -146,7 +146,7 @@ export function resolveRegistration(options: RateLimitPluginOptions | undefined,
   assertInteger('cache', cache, 1);
   if (raw.now !== undefined) assertFunction('now', raw.now);
   const store = raw.store as RateLimitStore | undefined;
-  if (store !== undefined && (typeof store.evaluate !== 'function' || typeof store.resetKey !== 'function')) {
+  if (store !== undefined && ((store as unknown) === null || typeof store.evaluate !== 'function' || typeof store.resetKey !== 'function')) {
     throw new RateKitOptionError('store', 'a ratekit RateLimitStore (with evaluate and resetKey) when ratekit options are given; a @fastify/rate-limit store class works only without them', raw.store);
   }
   const settings = resolveSettings(base, '', onKeyError);

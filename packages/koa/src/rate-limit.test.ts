@@ -555,6 +555,10 @@ describe.each([
       };
     }
 
+    it('refuses `store: null` when built, with a RateKitOptionError naming `store`', () => {
+      expect(() => ratelimit({ store: null as unknown as RateLimitStore, max: 1 })).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'store' }));
+    });
+
     it('works with an asynchronous store, under the namespace', async () => {
       const store = asyncStore();
       const { get } = harness(App, ratelimit({ store, max: 1, now, namespace: 'api', id: () => 'k' }));

@@ -157,14 +157,23 @@ describe.each(PLATFORMS)('ratekit options on %s', (_name, platform) => {
   });
 
   it('blockDurationMs: a refused tracker stays refused after the window ends', async () => {
-    const url = await start({ throttlers: [{ limit: 100, ttl: seconds(60) }], policy: 'all-or-nothing' });
-    expect((await get(`${url}/blocking`)).status).toBe(200);
-    expect((await get(`${url}/blocking`)).status).toBe(200);
-    const refused = await get(`${url}/blocking`);
-    expect(refused.status).toBe(429);
-    expect(refused.headers['retry-after']).toBe('60');
-    await new Promise((resolve) => setTimeout(resolve, 250)); // the 200 ms window has ended
-    expect((await get(`${url}/blocking`)).status).toBe(429);
+    // Only Date is faked, before the app reads it: the three requests share one instant (on the
+    // real clock, a busy machine can spread them past the 200 ms window), and the window ends when
+    // the test moves the clock.
+    const T0 = 1_700_000_000_000;
+    jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'queueMicrotask', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'hrtime'] });
+    try {
+      const url = await start({ throttlers: [{ limit: 100, ttl: seconds(60) }], policy: 'all-or-nothing' });
+      expect((await get(`${url}/blocking`)).status).toBe(200);
+      expect((await get(`${url}/blocking`)).status).toBe(200);
+      const refused = await get(`${url}/blocking`);
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('60');
+      jest.setSystemTime(T0 + 250); // the 200 ms window has ended; the block has not
+      expect((await get(`${url}/blocking`)).status).toBe(429);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it("onStoreError 'allow' lets requests through when the store fails; 'deny' refuses them; 'throw' answers 500", async () => {

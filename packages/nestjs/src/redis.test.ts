@@ -48,22 +48,27 @@ describeWithService(redisService, '@ratekit/nestjs on a real Redis', (server) =>
 
   it('ThrottlerStorageService on redisStore: upstream semantics on the server clock (block, then the count starts again)', async () => {
     const storage = new ThrottlerStorageService({ store: redisStore({ client: await connect() }), prefix: freshPrefix() });
-    expect(await storage.increment('k', 5_000, 2, 400, 'default')).toMatchObject({ totalHits: 1, isBlocked: false, timeToExpire: 5 });
-    expect(await storage.increment('k', 5_000, 2, 400, 'default')).toMatchObject({ totalHits: 2, isBlocked: false });
-    expect(await storage.increment('k', 5_000, 2, 400, 'default')).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 1 });
-    expect(await storage.increment('k', 5_000, 2, 400, 'default')).toMatchObject({ isBlocked: true });
-    await sleep(500); // the block has ended; the 5 s window has not
-    expect(await storage.increment('k', 5_000, 2, 400, 'default')).toMatchObject({ totalHits: 1, isBlocked: false });
+    // Redis's clock, which no fake reaches: the 4th call must come within the 1 s block of the 3rd
+    // (one round trip, with 1 s of margin), and the 5th after it (sleeping longer only helps) but
+    // within the 5 s window (3.9 s of margin).
+    expect(await storage.increment('k', 5_000, 2, 1_000, 'default')).toMatchObject({ totalHits: 1, isBlocked: false, timeToExpire: 5 });
+    expect(await storage.increment('k', 5_000, 2, 1_000, 'default')).toMatchObject({ totalHits: 2, isBlocked: false });
+    expect(await storage.increment('k', 5_000, 2, 1_000, 'default')).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 1 });
+    expect(await storage.increment('k', 5_000, 2, 1_000, 'default')).toMatchObject({ isBlocked: true });
+    await sleep(1_100); // the block has ended; the 5 s window has not
+    expect(await storage.increment('k', 5_000, 2, 1_000, 'default')).toMatchObject({ totalHits: 1, isBlocked: false });
   });
 
   it('ThrottlerStorageService on redisStore, a block as long as ttl (one limit with a block): the same semantics', async () => {
     const storage = new ThrottlerStorageService({ store: redisStore({ client: await connect() }), prefix: freshPrefix() });
-    expect(await storage.increment('k', 400, 2, 400, 'default')).toMatchObject({ totalHits: 1, isBlocked: false, timeToExpire: 1 });
-    expect(await storage.increment('k', 400, 2, 400, 'default')).toMatchObject({ totalHits: 2, isBlocked: false });
-    expect(await storage.increment('k', 400, 2, 400, 'default')).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 1 });
-    expect(await storage.increment('k', 400, 2, 400, 'default')).toMatchObject({ isBlocked: true });
-    await sleep(500); // the block has ended, and the window with it
-    expect(await storage.increment('k', 400, 2, 400, 'default')).toMatchObject({ totalHits: 1, isBlocked: false });
+    // Redis's clock, which no fake reaches: the first four calls must fall inside the 2 s window
+    // (four round trips, with about 2 s of margin); the 5th comes after it (sleeping longer only helps).
+    expect(await storage.increment('k', 2_000, 2, 2_000, 'default')).toMatchObject({ totalHits: 1, isBlocked: false, timeToExpire: 2 });
+    expect(await storage.increment('k', 2_000, 2, 2_000, 'default')).toMatchObject({ totalHits: 2, isBlocked: false });
+    expect(await storage.increment('k', 2_000, 2, 2_000, 'default')).toMatchObject({ totalHits: 3, isBlocked: true, timeToBlockExpire: 2 });
+    expect(await storage.increment('k', 2_000, 2, 2_000, 'default')).toMatchObject({ isBlocked: true });
+    await sleep(2_100); // the block has ended, and the window with it
+    expect(await storage.increment('k', 2_000, 2, 2_000, 'default')).toMatchObject({ totalHits: 1, isBlocked: false });
   });
 
   describe.each([

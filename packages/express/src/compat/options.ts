@@ -167,6 +167,9 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
     handler,
     passOnStoreError,
     ...options,
+    // ratekit mode reads a null statusCode as unset (429): handlers must see that, not the null
+    // (the default handler's res.status(null) threw, a 500 on every refusal).
+    ...(strict ? { statusCode } : {}),
     standardHeaders: options.standardHeaders === true ? 'draft-6' : (options.standardHeaders ?? false),
     logger,
     validate: validations.enabled,

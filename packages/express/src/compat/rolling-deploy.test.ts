@@ -10,7 +10,7 @@
 import { describeWithService, redisService } from '@ratekit/test-utils';
 import { rateLimit as realRateLimit } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
-import { appServing } from './test-app.js';
+import { appServing, withDecrements } from './test-app.js';
 import { createClient } from 'redis';
 import request from 'supertest';
 import { rateLimit } from '../rate-limit.js';
@@ -31,10 +31,12 @@ describeWithService(redisService, 'a rolling deploy from express-rate-limit to @
   /** The old and the new instance, each with its own RedisStore on the same Redis and prefix. */
   function fleet(options: { limit: number; windowMs: number; skipFailedRequests?: boolean }) {
     const prefix = `ratekit-express-rolling:${process.pid}:${Date.now()}:${run++}:`;
-    const store = () => new RedisStore({ prefix, sendCommand: (...args: string[]) => client.sendCommand(args) });
-    const old = realRateLimit({ ...options, store: store(), logger: quiet });
-    const ours = rateLimit({ ...options, store: store(), logger: quiet });
-    return { old: appServing(old), ours: appServing(ours), oldLimiter: old, ourLimiter: ours };
+    const [oldStore, ourStore] = [0, 1].map(() => withDecrements(new RedisStore({ prefix, sendCommand: (...args: string[]) => client.sendCommand(args) })));
+    const old = realRateLimit({ ...options, store: oldStore!.store, logger: quiet });
+    const ours = rateLimit({ ...options, store: ourStore!.store, logger: quiet });
+    /** Resolves once each instance's store was asked for its decrements and all have landed. */
+    const decrements = (onOld: number, onOurs: number) => Promise.all([oldStore!.decrements(onOld), ourStore!.decrements(onOurs)]);
+    return { old: appServing(old), ours: appServing(ours), oldLimiter: old, ourLimiter: ours, decrements };
   }
 
   it('holds the limit exactly while one client’s requests alternate between the two', async () => {
@@ -79,10 +81,10 @@ describeWithService(redisService, 'a rolling deploy from express-rate-limit to @
   });
 
   it('skipFailedRequests takes the failures back whichever instance served them', async () => {
-    const { old, ours } = fleet({ limit: 2, windowMs: 60_000, skipFailedRequests: true });
+    const { old, ours, decrements } = fleet({ limit: 2, windowMs: 60_000, skipFailedRequests: true });
     for (const app of [old, ours, old, ours]) expect((await request(app).get('/fail')).status).toBe(500);
-    // Let the last decrement reach the server.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The decrements run after each response has gone: wait until all four have landed.
+    await decrements(2, 2);
     const statuses = [];
     for (const app of [ours, old, ours]) statuses.push((await request(app).get('/')).status);
     expect(statuses).toEqual([200, 200, 429]);

@@ -16,7 +16,7 @@ import request from 'supertest';
 import { rateLimit } from '../rate-limit.js';
 import { isRateKitStore } from '../is-ratekit-store.js';
 import { hasStoreShape, isLegacyStore, PromisifiedStore } from './stores.js';
-import { appServing } from './test-app.js';
+import { appServing, withDecrements } from './test-app.js';
 import type { RateLimitOptions, RateLimitRequestHandler, Store } from '../types.js';
 
 const quiet = { warn: () => undefined, error: () => undefined };
@@ -111,10 +111,11 @@ function storeBehaviour(makeStore: (prefix: string) => Store) {
   });
 
   it('skipFailedRequests takes failed requests back through decrement', async () => {
-    const { app } = appWith({ limit: 1, skipFailedRequests: true, store: makeStore(prefix()) });
+    const { store, decrements } = withDecrements(makeStore(prefix()));
+    const { app } = appWith({ limit: 1, skipFailedRequests: true, store });
     expect(await statuses(app, 3, '/fail')).toEqual([500, 500, 500]);
-    // Let the last decrement reach the server.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The decrements run after each response has gone: wait until all three have landed.
+    await decrements(3);
     expect(await statuses(app, 2)).toEqual([200, 429]);
   });
 }

@@ -32,10 +32,16 @@ function harness(App: typeof Koa, ...middleware: Koa.Middleware[]) {
   return { app, seen, get: (path = '/') => request(app.callback()).get(path) };
 }
 
-/** Waits, when past the middle of the current second, for the next one to begin. */
+/** Every timer but Date's stays real when a test fakes the clock: supertest's own timers run, and the clock stands still unless moved. */
+const REAL_TIMERS = ['nextTick', 'setImmediate', 'queueMicrotask', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'hrtime'] as const;
+
+/**
+ * Waits until the current second is at most 100 ms old (checking the clock, not trusting a timer:
+ * a late timer only means another turn), which leaves the next requests 900 ms, the margin, before
+ * the second ends.
+ */
 async function clearOfASecondTurn(): Promise<void> {
-  const intoSecondMs = Date.now() % 1_000;
-  if (intoSecondMs > 500) await new Promise((resolve) => setTimeout(resolve, 1_000 - intoSecondMs + 5));
+  while (Date.now() % 1_000 > 100) await new Promise((resolve) => setTimeout(resolve, 1_000 - (Date.now() % 1_000) + 1));
 }
 
 /** What a client sees of a response, the reset header reduced to whole seconds (it carries the clock's fraction). */
@@ -51,7 +57,10 @@ describe.each([
 ] as const)("koa-ratelimit mode (only koa-ratelimit's options) on %s", (_version, App) => {
   describe('answers as koa-ratelimit 6 does, request for request', () => {
     it.each([
-      ['the memory driver on a db Map', { driver: 'memory', max: 3, duration: 60_000 }],
+      // 2 minutes, not 1: the refusal's `retry in …` is rounded by the ms package, which for 60 s
+      // turns from `60 seconds` to `59 seconds` 500 ms into the window, and a busy machine spread the
+      // two middlewares' requests across that turn; `2 minutes` holds for 30 s (the margin).
+      ['the memory driver on a db Map', { driver: 'memory', max: 3, duration: 120_000 }],
       ['custom header names, status and message', { driver: 'memory', max: 2, headers: { remaining: 'Rate-Remaining', total: 'Rate-Total' }, status: 503, errorMessage: 'Slow down.' }],
       ['disableHeader', { driver: 'memory', max: 1, disableHeader: true }],
       ['an object errorMessage (sent as JSON)', { driver: 'memory', max: 1, errorMessage: { error: 'rate_limited' } }],
@@ -59,13 +68,39 @@ describe.each([
     ])('%s', async (_name, options) => {
       const theirs = harness(App, upstream({ ...options, db: new Map() }));
       const mine = harness(App, ours({ ...options, db: new Map() }));
-      // Each window starts at its first request and the reset header is in whole seconds: the two
-      // first requests, a few ms apart, must not straddle the turn of a second (koa-ratelimit reads
-      // its own clock, process.hrtime from a Date.now taken when it loads, which no stub reaches).
+      // Each window starts at its first request and the reset header is in whole seconds. Starting
+      // early in a second, the two first requests, a few ms apart, seldom straddle the turn of one
+      // (koa-ratelimit reads its own clock, Date.now at load plus process.hrtime since, which no stub
+      // reaches, within a millisecond of Date.now): each window opened between these two readings.
       await clearOfASecondTurn();
+      const firstSentAt = Date.now() - 1;
+      let firstAnsweredAt = Infinity;
+      const durationMs = (options as { duration?: number }).duration ?? 3_600_000; // koa-ratelimit's default: an hour
       for (let i = 0; i < 5; i++) {
         const [a, b] = [await theirs.get().set('x-user', 'ann'), await mine.get().set('x-user', 'ann')];
-        expect(seen(b)).toEqual(seen(a));
+        if (i === 0) firstAnsweredAt = Date.now() + 1;
+        // The reset is the window's end in whole seconds: the same for both, unless a second turned
+        // while the two first requests were served (on a busy machine, even after clearOfASecondTurn),
+        // when each may end in either of the two seconds.
+        const [theirsReset, mineReset] = [seen(a).headers['x-ratelimit-reset'], seen(b).headers['x-ratelimit-reset']];
+        expect(mineReset === undefined).toBe(theirsReset === undefined);
+        if (theirsReset !== undefined) {
+          const [earliest, latest] = [Math.floor((firstSentAt + durationMs) / 1_000), Math.floor((firstAnsweredAt + durationMs) / 1_000)];
+          for (const reset of [theirsReset, mineReset]) expect(Number(reset)).toBeGreaterThanOrEqual(earliest);
+          for (const reset of [theirsReset, mineReset]) expect(Number(reset)).toBeLessThanOrEqual(latest);
+          if (earliest === latest) expect(mineReset).toBe(theirsReset);
+        }
+        // Retry-After is whole seconds left, truncated: it turns each time a whole second of the window
+        // has passed, and the two middlewares are asked a few ms apart, so it may differ by one.
+        const [theirsSeen, mineSeen] = [seen(a), seen(b)];
+        const [theirsAfter, mineAfter] = [theirsSeen.headers['retry-after'], mineSeen.headers['retry-after']];
+        expect(mineAfter === undefined).toBe(theirsAfter === undefined);
+        if (theirsAfter !== undefined) expect(Math.abs(Number(mineAfter) - Number(theirsAfter))).toBeLessThanOrEqual(1);
+        for (const name of ['retry-after', 'x-ratelimit-reset']) {
+          delete theirsSeen.headers[name];
+          delete mineSeen.headers[name];
+        }
+        expect(mineSeen).toEqual(theirsSeen);
       }
       expect(mine.seen.handled).toBe(theirs.seen.handled);
     });
@@ -103,7 +138,7 @@ describe.each([
 
   describe('the default refusal', () => {
     // Only Date is faked: the clock stands still unless moved, and supertest's own timers run.
-    beforeEach(() => jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'hrtime'] }));
+    beforeEach(() => jest.useFakeTimers({ now: T0, doNotFake: [...REAL_TIMERS] }));
     afterEach(() => jest.useRealTimers());
 
     it('is 429 `Rate limit exceeded, retry in <ms long>.` (ms rounded by the ms package), with Retry-After in whole seconds, truncated', async () => {
@@ -218,12 +253,21 @@ describe.each([
     });
 
     it('opens a new window once the old one has ended', async () => {
-      const db = new Map();
-      const { get } = harness(App, ours({ db, max: 1, duration: 40, id: () => 'ann' }));
-      await get().expect(200);
-      await get().expect(429);
-      await new Promise((resolve) => setTimeout(resolve, 60));
-      await get().expect(200);
+      // Only Date is faked: the 40 ms window ends when the test moves the clock, not when a busy
+      // machine gets round to the second request (on the real clock, one 40 ms stall let it in).
+      jest.useFakeTimers({ now: T0, doNotFake: [...REAL_TIMERS] });
+      try {
+        const db = new Map();
+        const { get } = harness(App, ours({ db, max: 1, duration: 40, id: () => 'ann' }));
+        await get().expect(200);
+        await get().expect(429);
+        jest.setSystemTime(T0 + 39);
+        await get().expect(429);
+        jest.setSystemTime(T0 + 41);
+        await get().expect(200);
+      } finally {
+        jest.useRealTimers();
+      }
     });
   });
 

@@ -98,14 +98,27 @@ describeWithService(redisService, "the 'redis' driver: koa-ratelimit's sorted se
   });
 
   it('slides: a request is admitted again once the oldest admitted one is duration old', async () => {
-    const app = appWith(ours({ db: client(), max: 2, duration: 300, namespace: fresh() }));
+    // The driver reads Redis's clock (TIME), which no fake reaches: each step waits on that clock for
+    // its moment instead of sleeping for a time, and the steps are 1 s apart, so the two requests
+    // sent right after each wait have 1 s of margin to be decided inside their span.
+    const redis = client();
+    const namespace = fresh();
+    const app = appWith(ours({ db: redis, max: 2, duration: 2_000, namespace, id: () => 'ann' }));
+    const serverMs = async () => {
+      const [seconds, micros] = await redis.time();
+      return Number(seconds) * 1_000 + Number(micros) / 1_000;
+    };
+    const untilServerPast = async (ms: number) => {
+      while ((await serverMs()) <= ms) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
     await app.get().expect(200);
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    const first = Number((await redis.zrange(`${namespace}:ann`, '0', '0', 'WITHSCORES'))[1]);
+    await untilServerPast(first + 1_000);
     await app.get().expect(200);
-    await app.get().expect(429);
-    await new Promise((resolve) => setTimeout(resolve, 200)); // the first has left the window, the second has not
-    await app.get().expect(200);
-    await app.get().expect(429);
+    await app.get().expect(429); // the first is in the window until first + 2 s
+    await untilServerPast(first + 2_000);
+    await app.get().expect(200); // the first has left the window
+    await app.get().expect(429); // the second has not: it stays until at least first + 3 s
   });
 
   it('resetKey forgets a client on Redis', async () => {
