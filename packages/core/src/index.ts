@@ -26,7 +26,7 @@ export type { MemoryStore, MemoryStoreOptions } from './stores/memory.js';
 export { evaluateLimit, evaluatePolicy, isBlocked, refundLimit, stepLimit, UNCHANGED } from './policy.js';
 export type { EvaluateMode, LimitOutcome, PolicyOutcome } from './policy.js';
 export { buildDecision } from './decision.js';
-export { DEFAULT_BATCHES_IN_FLIGHT, resolveCoalescing, turnCoalescer } from './stores/coalescer.js';
+export { DEFAULT_BATCHES_IN_FLIGHT, MIN_EARLY_BATCH_SIZE, resolveCoalescing, turnCoalescer } from './stores/coalescer.js';
 export type { CoalescingOptions, Pending, TurnCoalescer, TurnCoalescerOptions } from './stores/coalescer.js';
 export { algorithms } from './algorithms/index.js';
 export type { Algorithm, LimitState, Step } from './algorithms/index.js';

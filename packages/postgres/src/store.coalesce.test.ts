@@ -89,18 +89,18 @@ describeWithService(postgresService, 'postgresStore coalescing against PostgreSQ
     expect(sent).toEqual(['lone', 'batch', 'batch']);
   });
 
-  it('by default, a statement goes as soon as it holds half the decisions pending, so the pool runs several at once', async () => {
+  it('by default, a statement of 16 or more goes as soon as it holds half the decisions pending, so the pool runs several at once', async () => {
     const { pool: p, sent } = recording();
     const store = postgresStore({ pool: p, table, cleanupIntervalMs: 0 });
     const ns = freshNamespace();
     const policy = limits({ limit: 5, windowMs: 60_000 });
-    // 14 asks in one synchronous run, each of its own key (no statement waits for another's key): the
-    // first alone, then 2 of 2, 2 of 4 and 4 of 8 pending before the check phase, and the last 5 at it.
-    const asked = Array.from({ length: 14 }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` }));
-    expect(sent).toEqual(['lone', 'batch', 'batch', 'batch']);
+    // 41 asks in one synchronous run, each of its own key (no statement waits for another's key): the
+    // first alone, then 16 of 16 and 16 of 32 pending before the check phase, and the last 8 at it.
+    const asked = Array.from({ length: 41 }, (_, i) => ask(store, { namespace: ns, limits: policy, key: `k${i}` }));
+    expect(sent).toEqual(['lone', 'batch', 'batch']);
     const decisions = await Promise.all(asked);
-    expect(sent).toEqual(['lone', 'batch', 'batch', 'batch', 'batch']);
-    expect(decisions.map((d) => d.remaining)).toEqual(Array(14).fill(4));
+    expect(sent).toEqual(['lone', 'batch', 'batch', 'batch']);
+    expect(decisions.map((d) => d.remaining)).toEqual(Array(41).fill(4));
   });
 
   it('a lone decision goes out at once; decisions asked from separate I/O callbacks of one poll phase join one statement', async () => {

@@ -87,7 +87,7 @@ export interface PostgresStoreOptions extends SchemaOptions {
   maxBatchSize?: number;
   /**
    * How many coalesced statements the store aims to have in flight at once
-   * (an integer ≥ 0): a statement is sent as soon as it holds at least 2
+   * (an integer ≥ 0): a statement is sent as soon as it holds at least 16
    * decisions and `1 / batchesInFlight` of the decisions pending (waiting, or
    * in a statement not yet answered), so the pool's connections work on
    * several statements while this process builds the next. `0`: a statement

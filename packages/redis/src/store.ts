@@ -112,7 +112,7 @@ export interface RedisStoreOptions {
   maxBatchSize?: number;
   /**
    * How many coalesced calls the store aims to have in flight at once (an
-   * integer ≥ 0): a batch is sent as soon as it holds at least 2 decisions
+   * integer ≥ 0): a batch is sent as soon as it holds at least 16 decisions
    * and `1 / batchesInFlight` of the decisions pending (waiting, or in a call
    * not yet answered). Redis then decides one batch while this process
    * builds the next, instead of each waiting for the other: one call holding

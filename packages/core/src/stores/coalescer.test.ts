@@ -122,7 +122,7 @@ describe('turnCoalescer: a batch goes as soon as it holds its share of the decis
 
   it('batchesInFlight 4: a batch goes once it holds a quarter of the decisions pending (queued or in flight), the rest at the check phase', async () => {
     const { sent, send } = inFlight();
-    const turns = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 4, send });
+    const turns = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 4, minEarlyBatchSize: 2, send });
     turns.first();
     // | asked | pending | batch | 4 × batch ≥ pending? |
     // |     2 |       2 |     2 | 8 ≥ 2: sent          |
@@ -140,7 +140,7 @@ describe('turnCoalescer: a batch goes as soon as it holds its share of the decis
 
   it('batches grow with the decisions pending, up to maxBatchSize', () => {
     const { sent, send } = inFlight();
-    const turns = turnCoalescer<Item>({ maxBatchSize: 10, batchesInFlight: 4, send });
+    const turns = turnCoalescer<Item>({ maxBatchSize: 10, batchesInFlight: 4, minEarlyBatchSize: 2, send });
     turns.first();
     for (let i = 0; i < 60; i++) turns.add(item(`d${i}`));
     expect(sent.map((b) => b.length)).toEqual([2, 2, 2, 2, 3, 4, 5, 7, 9, 10, 10]);
@@ -148,7 +148,7 @@ describe('turnCoalescer: a batch goes as soon as it holds its share of the decis
 
   it('decisions still in flight from an earlier iteration count: 40 in flight, the next batch holds 14 (4 × 14 ≥ 54)', async () => {
     const { sent, send } = inFlight();
-    const shared = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 4, send });
+    const shared = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 4, minEarlyBatchSize: 2, send });
     shared.first();
     // 40 decisions sent in batches of 2 to 10 in the first iteration (none settles) …
     for (let i = 0; i < 40; i++) shared.add(item(`a${i}`));
@@ -162,7 +162,7 @@ describe('turnCoalescer: a batch goes as soon as it holds its share of the decis
 
   it('a settled batch no longer counts: the next batches are smaller again', async () => {
     const { sent, send, settle } = inFlight();
-    const turns = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 2, send });
+    const turns = turnCoalescer<Item>({ maxBatchSize: 64, batchesInFlight: 2, minEarlyBatchSize: 2, send });
     turns.first();
     for (let i = 0; i < 8; i++) turns.add(item(`a${i}`));
     await checkPhase();
@@ -173,6 +173,25 @@ describe('turnCoalescer: a batch goes as soon as it holds its share of the decis
     turns.add(item('b0'));
     turns.add(item('b1'));
     expect(sent.slice(before)).toEqual([['b0', 'b1']]);
+  });
+
+  it('by default (2 in flight, early batches of at least 16), a light load keeps one batch per iteration; a heavy one splits in two', async () => {
+    const { sent, send, settle } = inFlight();
+    const turns = turnCoalescer<Item>({ maxBatchSize: 64, send });
+    turns.first();
+    // 12 asked: no early batch (12 < 16), one at the check phase.
+    for (let i = 0; i < 12; i++) turns.add(item(`a${i}`));
+    expect(sent).toEqual([]);
+    await checkPhase();
+    expect(sent.map((b) => b.length)).toEqual([12]);
+    await settle(0);
+    // 50 asked: 16 go at once (2 × 16 ≥ 16 pending), then 16 of 32 pending (the first 16 are
+    // unanswered), and the last 18 at the check phase.
+    turns.first();
+    for (let i = 0; i < 50; i++) turns.add(item(`b${i}`));
+    expect(sent.slice(1).map((b) => b.length)).toEqual([16, 16]);
+    await checkPhase();
+    expect(sent.slice(1).map((b) => b.length)).toEqual([16, 16, 18]);
   });
 
   it('a lone decision still waits for nothing, and never goes in a batch of one before the check phase', async () => {

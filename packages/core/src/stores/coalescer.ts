@@ -24,8 +24,8 @@ export interface Pending {
  * - a group goes to `send` at once, without waiting for the check phase,
  *   when it holds its **share** of the decisions pending (half by default:
  *   two batches in flight, so the server runs one while this process builds
- *   the next; see {@link TurnCoalescerOptions.batchesInFlight}), or
- *   `maxBatchSize`;
+ *   the next; see {@link TurnCoalescerOptions.batchesInFlight}) and at least
+ *   16 decisions, or `maxBatchSize`;
  * - **under load**, when decisions joined the previous iteration's first,
  *   the first decision waits with the others (`first` returns `false`): one
  *   batch per iteration, instead of a lone call and a batch. An iteration
@@ -77,15 +77,31 @@ export interface TurnCoalescerOptions<T extends Pending> {
   /** Called after the check phase's batches are sent (a store that tracks what it sent in one iteration forgets it). */
   readonly onTurnEnd?: () => void;
   /**
-   * A batch goes as soon as it holds at least 2 decisions and
-   * `1 / batchesInFlight` of the decisions pending (queued, or sent in a
+   * A batch goes as soon as it holds at least `minEarlyBatchSize` decisions
+   * and `1 / batchesInFlight` of the decisions pending (queued, or sent in a
    * batch not yet settled), so that about `batchesInFlight` batches are in
    * flight at once and the server works on one while the process builds the
    * next. `0`: only `maxBatchSize` and the check phase send a batch (one
    * batch per iteration). Default {@link DEFAULT_BATCHES_IN_FLIGHT}.
    */
   readonly batchesInFlight?: number;
+  /**
+   * The fewest decisions a batch sent early (before the check phase, for
+   * `batchesInFlight`) holds: a smaller one would cost a call (on both
+   * sides) for little overlap, so the decisions of a lightly loaded process
+   * still go as one batch per iteration. Default
+   * {@link MIN_EARLY_BATCH_SIZE}.
+   */
+  readonly minEarlyBatchSize?: number;
 }
+
+/**
+ * The default {@link TurnCoalescerOptions.minEarlyBatchSize}: a call costs
+ * Redis about as much as 2 to 3 decisions inside a batch
+ * (bench/notes/coalescing.md), so an early batch of 16 spends at most a few
+ * percent more of the server for the overlap it buys.
+ */
+export const MIN_EARLY_BATCH_SIZE = 16;
 
 /**
  * The default {@link TurnCoalescerOptions.batchesInFlight}, for a client that
@@ -103,7 +119,7 @@ export interface CoalescingOptions {
   maxBatchSize?: number;
   /**
    * How many coalesced calls the store aims to have in flight at once (an
-   * integer ≥ 0): a batch is sent as soon as it holds at least 2 decisions
+   * integer ≥ 0): a batch is sent as soon as it holds at least 16 decisions
    * and `1 / batchesInFlight` of the decisions pending (waiting, or in a call
    * not yet answered), so the server decides one batch while this process
    * builds the next. `0`: a batch goes only at the check phase or at
@@ -139,7 +155,8 @@ export function turnCoalescer<T extends Pending>(options: TurnCoalescerOptions<T
   let scheduled = false;
   // Decisions queued, or in a batch whose `send` has not settled: the concurrency the batches share.
   let pending = 0;
-  const full = (length: number) => length >= maxBatchSize || (length >= 2 && length * share >= pending);
+  const minEarly = Math.max(2, options.minEarlyBatchSize ?? MIN_EARLY_BATCH_SIZE);
+  const full = (length: number) => length >= maxBatchSize || (length >= minEarly && length * share >= pending);
   // Whether the next iteration's first decision goes at once; how many joined this iteration's batches.
   let open = true;
   let joined = 0;
