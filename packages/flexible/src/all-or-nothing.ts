@@ -91,7 +91,10 @@ export interface AllOrNothingParticipant {
   /**
    * Checks every entry and charges all of them, or none when any would
    * exceed its `limitPoints`, in one atomic step. Every entry's `limiter` has
-   * the same `_allOrNothingStore` as this one.
+   * the same `_allOrNothingStore` as this one. Two entries may name the same
+   * stored key (one limiter passed twice, or two limiters sharing a prefix on
+   * one store): the later entry is checked and charged on top of the earlier
+   * one, as two consumes in a row would be.
    *
    * Resolves with the {@link AllOrNothingAnswer}; rejects with an `Error`
    * when the store fails (and then the store was either charged for every
