@@ -1,6 +1,36 @@
 /**
- * @ratekit/flexible: a drop-in for rate-limiter-flexible 11 on ratekit.
+ * @ratekit/flexible: a drop-in for rate-limiter-flexible 11 on ratekit. The
+ * same root names as rlf 11.4's index.js, plus its abstract classes and
+ * TypeScript names.
  *
  * @module
  */
-export {};
+export { RateLimiterRes } from './rate-limiter-res.js';
+export type { IRateLimiterRes, RateLimiterResJSON } from './rate-limiter-res.js';
+export { RateLimiterAbstract } from './abstract.js';
+export { RateLimiterCompatibleAbstract, isRateLimiterCompatible } from './compatible-abstract.js';
+export { RateLimiterInsuredAbstract } from './insured-abstract.js';
+export { RateLimiterStoreAbstract } from './store-abstract.js';
+export type {
+  ICallbackReady,
+  IRateLimiterClusterOptions,
+  IRateLimiterMemoryExport,
+  IRateLimiterMemoryRecord,
+  IRateLimiterMongoOptions,
+  IRateLimiterOptions,
+  IRateLimiterPostgresOptions,
+  IRateLimiterQueueOpts,
+  IRateLimiterRedisOptions,
+  IRateLimiterRestoreBucketDetail,
+  IRateLimiterRestoreDetailResponse,
+  IRateLimiterRestoreResponse,
+  IRateLimiterRestoreResult,
+  IRateLimiterStoreNoAutoExpiryOptions,
+  IRateLimiterStoreNoAutoExpiryOptionsAndSchema,
+  IRateLimiterStoreOptions,
+  IRateLimiterValkeyOptions,
+  IRLWrapperBlackAndWhiteOptions,
+  IRLWrapperTimeoutsOptions,
+  RateLimiterCallOptions,
+  RateLimiterLike,
+} from './options.js';
