@@ -34,3 +34,5 @@ export type {
   RateLimiterCallOptions,
   RateLimiterLike,
 } from './options.js';
+export { RateLimiterRedis } from './redis.js';
+export type { RateLimiterRedisOptions } from './redis.js';
