@@ -15,7 +15,7 @@ import { loadCore } from './lib/core.mjs';
 import { formatBytes, renderTable } from './lib/format.mjs';
 import { ipv4Key } from './lib/keys.mjs';
 import { buildLimiter, LIMITER_CALL, limiterDefinitions } from './lib/limiters.mjs';
-import { PEERS } from './lib/peers.mjs';
+import { DROP_INS, PEERS } from './lib/peers.mjs';
 
 /** The issue's target: total bytes per key at most this many times the baseline's. */
 export const TARGET = { max: 2.5 };
@@ -30,6 +30,7 @@ const CONTENDERS = [
   { id: BASELINE, label: 'baseline', what: 'Map<string,number> get/set + Date.now()', state: 'number', reference: true },
   ...limiterDefinitions({ slidingLogWindowMs: HOUR_MS }).map((d) => ({ id: d.id, label: `ratekit ${d.label}`, what: LIMITER_CALL, state: d.state, definition: d })),
   ...PEERS.map((p) => ({ id: p.id, label: p.label, what: p.what, state: p.state, peer: p })),
+  ...DROP_INS.map((p) => ({ id: p.id, label: p.label, what: p.what, state: p.state, peer: p })),
 ];
 
 /** Several full collections, so what is left is what is reachable. */

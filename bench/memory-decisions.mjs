@@ -12,7 +12,7 @@ import { formatPercent, formatRate, formatRatio, renderTable } from './lib/forma
 import { subscribe } from 'node:diagnostics_channel';
 import { buildLimiter, LIMITER_CALL, limiterDefinitions, SLIDING_LOG_WINDOW_MS } from './lib/limiters.mjs';
 import { fixedWindowFloor, policyFloor } from './lib/floors.mjs';
-import { PEERS } from './lib/peers.mjs';
+import { DROP_INS, PEERS } from './lib/peers.mjs';
 import { seededRandom } from './lib/stats.mjs';
 import { formatCount, runThroughputScenario } from './lib/throughput.mjs';
 
@@ -62,6 +62,7 @@ const CONTENDERS = [
     policy: true,
   },
   ...PEERS.map((p) => ({ id: p.id, label: p.label, what: p.what, mode: p.mode, peer: p })),
+  ...DROP_INS.map((p) => ({ id: p.id, label: p.label, what: p.what, mode: p.mode, peer: p })),
 ];
 
 /**

@@ -6,14 +6,16 @@
 // must do and this middleware does not: `req.rateLimit` (`{ limit, used, remaining, resetTime, key }`
 // with the hidden `current`) and the `Date` header beside `X-RateLimit-Reset`. A floor to read
 // @ratekit/express against (bench/notes/http.md, "Per HTTP response"), not a limiter to use.
+// `flexible-pass` / `flexible-reject`: the first pair on @ratekit/flexible, only the import changed (issue 32).
 import express from 'express';
 import { flexibleLimiter, TOO_MANY } from '../lib/http-rlflex.mjs';
 import { HELLO, limitOf, listenNode, serveHttp } from '../lib/http-server.mjs';
 
 serveHttp((scenario) => {
+  const ours = scenario.startsWith('flexible-');
   const dropIn = scenario.startsWith('dropin-');
-  const limit = limitOf(dropIn ? scenario.slice('dropin-'.length) : scenario);
-  const { limiter, headers } = flexibleLimiter(limit);
+  const limit = limitOf(scenario.replace(/^(dropin|flexible)-/, ''));
+  const { limiter, headers } = flexibleLimiter(limit, { dropIn: ours });
   // The Date header's text, made once per second (as @ratekit/express makes it).
   let dateSecond = Number.NaN;
   let dateText = '';

@@ -8,12 +8,17 @@
 // What a user of rate-limiter-flexible writes by hand; the framework scripts
 // (http-servers/<framework>-rate-limiter-flexible.mjs) only wire it in.
 
+import { RateLimiterMemory as DropInMemory } from '@ratekit/flexible';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { WINDOW_MS } from './http-server.mjs';
 
-/** The limiter, `limit` points per WINDOW_MS per key, and its headers for a `RateLimiterRes`. */
-export function flexibleLimiter(limit) {
-  const limiter = new RateLimiterMemory({ points: limit, duration: WINDOW_MS / 1_000 });
+/**
+ * The limiter, `limit` points per WINDOW_MS per key, and its headers for a `RateLimiterRes`.
+ * `dropIn`: the same code on `@ratekit/flexible` (issue 32: only the import changes).
+ */
+export function flexibleLimiter(limit, { dropIn = false } = {}) {
+  const Limiter = dropIn ? DropInMemory : RateLimiterMemory;
+  const limiter = new Limiter({ points: limit, duration: WINDOW_MS / 1_000 });
   return { limiter, headers: flexibleHeaders(limit) };
 }
 

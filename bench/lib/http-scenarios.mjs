@@ -62,6 +62,8 @@ export const FRAMEWORKS = [
     ['ratekit-core', '@ratekit/express, ratekit mode', 'express-ratekit', 'core-', true],
     ['incumbent', 'express-rate-limit', 'express-express-rate-limit', '', false],
     ['rlflex', 'rate-limiter-flexible, minimal middleware', 'express-rate-limiter-flexible', '', false],
+    // The same middleware with only its import changed to @ratekit/flexible (issue 32; read against `rlflex`).
+    ['flexible', '@ratekit/flexible, the same middleware', 'express-rate-limiter-flexible', 'flexible-', false],
     // What express-rate-limit's contract adds to that middleware (req.rateLimit, the Date header): the floor of a drop-in.
     ['rlflex-dropin', 'floor of a drop-in: rate-limiter-flexible, minimal, + req.rateLimit and Date', 'express-rate-limiter-flexible', 'dropin-', false, true],
   ]),

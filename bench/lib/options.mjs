@@ -14,6 +14,7 @@ export const PARTS = {
   http: new URL('../http.mjs', import.meta.url).href, // on request: about 6 min (see bench/README.md)
   flood: new URL('../flood.mjs', import.meta.url).href, // on request: one key flooded through each framework on Redis, about 2½ min (bench/notes/attack-and-fleet.md)
   fleet: new URL('../fleet.mjs', import.meta.url).href, // on request: 4 app processes (node:cluster) on one Redis, about 3 min (bench/notes/attack-and-fleet.md)
+  flexible: new URL('../flexible.mjs', import.meta.url).href, // on request: @ratekit/flexible against rate-limiter-flexible, the rows of decisions, bytes, store and http (Express) with only those two (issue 32)
   size: new URL('../install-size.mjs', import.meta.url).href, // install footprint against the incumbents, from npm pack; needs the npm registry for the incumbents (bench/notes/install-size.md)
 };
 
@@ -46,6 +47,8 @@ export const USAGE = `Usage: node bench/run.mjs [options]   (pnpm bench [options
                            commands per refusal period and server CPU per refusal (env BENCH_FLOOD_MS, default
                            10000 per limiter and framework, quick 1500; BENCH_FLOOD_ROUNDS 5; BENCH_FLOOD_WARMUP_MS 2000;
                            BENCH_FLOOD_CONNECTIONS 50, the requests in flight)
+                         flexible: @ratekit/flexible against rate-limiter-flexible with only the import changed:
+                           the rows of decisions, bytes, store (node-redis, ioredis) and http (Express), one table
                          size: install footprint (packed, unpacked, files, dependencies) of each ratekit package set
                            and its incumbent, from npm pack; the incumbents need the npm registry (skipped without it)
                          fleet: 4 app processes (node:cluster) on one Redis, 10k client keys: p50/p99 latency added

@@ -91,3 +91,27 @@ export const PEERS = [
     },
   },
 ];
+
+/**
+ * Issue 32's drop-in, built by the same code as `peer-flexible` with only the import changed:
+ * `@ratekit/flexible`'s RateLimiterMemory (no timer per key; records swept when the store grows).
+ * Measured beside the peers, judged against rate-limiter-flexible (bench/flexible.mjs).
+ */
+export const DROP_INS = [
+  {
+    id: 'dropin-flexible',
+    label: '@ratekit/flexible (drop-in for rate-limiter-flexible)',
+    what: "await RateLimiterMemory.consume(key), from '@ratekit/flexible'",
+    mode: 'async',
+    state: 'MemoryRecord { _value, _expiresAt }',
+    dropIn: 'peer-flexible',
+    build(maxKeys) {
+      const { RateLimiterMemory } = require('@ratekit/flexible');
+      const limiter = new RateLimiterMemory({ points: NEVER, duration: HOUR_MS / 1_000, maxKeys });
+      return {
+        decide: async (key) => (await limiter.consume(key)).remainingPoints >= 0,
+        size: () => limiter._memoryStorage._storage.size,
+      };
+    },
+  },
+];

@@ -9,6 +9,7 @@ import { createLimiter } from '@ratekit/core';
 import { redisStore } from '@ratekit/redis';
 import Redis from 'ioredis';
 import { createRequire } from 'node:module';
+import { RateLimiterRedis as FlexibleDropInRedis } from '@ratekit/flexible';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { createClient } from 'redis';
 
@@ -112,6 +113,8 @@ export const VARIANTS = [
     idleKeysExpire: true,
   },
   { id: 'rlf', label: 'rate-limiter-flexible', what: 'RateLimiterRedis.consume(key) (fixed window)', peer: true, default: true },
+  // The same code as `rlf` with only the import changed: issue 32's drop-in, on rlf's own data layout.
+  { id: 'flexible', label: '@ratekit/flexible', what: "RateLimiterRedis.consume(key) from '@ratekit/flexible' (rlf's code, the import changed)", dropIn: true, default: true },
   {
     id: 'rlr',
     label: 'rate-limit-redis',
@@ -201,8 +204,9 @@ export async function buildVariant(variantId, clientId, client, prefix) {
     // Built per request, as koa-ratelimit's middleware does.
     return { decide: (key) => new Limiter({ id: key, db: client, max: LIMIT, duration: HOUR_MS, namespace }).get().then((r) => r.remaining > 0) };
   }
-  if (variant.peer) {
-    const limiter = new RateLimiterRedis({
+  if (variant.peer || variant.dropIn) {
+    const Limiter = variant.dropIn ? FlexibleDropInRedis : RateLimiterRedis;
+    const limiter = new Limiter({
       storeClient: client,
       useRedisPackage: nodeRedis,
       points: LIMIT,
