@@ -42,12 +42,11 @@ export function compare(parts) {
     const met = higherIsBetter ? ratio >= bound : ratio <= bound;
     rows.push({ what, rlf, ours, unit, ratio, bound, higherIsBetter, met });
   };
-  for (const [id, scenario] of Object.entries(parts.decisions.scenarios ?? {})) {
+  for (const scenario of Object.values(parts.decisions.scenarios ?? {})) {
     const r = scenario.results;
     push(`in memory, decisions/s ÷ baseline, ${scenario.title}`, r['peer-flexible'].ratio.median, r['dropin-flexible'].ratio.median, { unit: '×' });
-    void id;
   }
-  const b = parts.bytes.measured ?? parts.bytes.results;
+  const b = parts.bytes.results;
   if (b !== undefined) push('in memory, bytes per key', b['peer-flexible'].bytesPerKey.total, b['dropin-flexible'].bytesPerKey.total, { unit: 'B', higherIsBetter: false, bound: TARGET.bytesAtMost });
   if (parts.store.skipped === undefined) {
     for (const client of ['node-redis', 'ioredis']) {
