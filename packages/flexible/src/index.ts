@@ -36,3 +36,5 @@ export type {
 } from './options.js';
 export { RateLimiterRedis } from './redis.js';
 export type { RateLimiterRedisOptions } from './redis.js';
+export { RateLimiterMemory } from './memory.js';
+export type { RateLimiterMemoryOptions } from './memory.js';
