@@ -58,7 +58,6 @@ export class BurstyRateLimiter {
       return this._burstLimiter.consume(key, pointsToConsume, options).then(
         (blRes) => this._combineRes(rlRejection, blRes) as RateLimiterRes,
         (blRejection: unknown) => {
-           
           throw blRejection instanceof RateLimiterRes ? this._combineRes(rlRejection, blRejection) : blRejection;
         },
       );

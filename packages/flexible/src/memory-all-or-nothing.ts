@@ -20,12 +20,12 @@ import { PROCESS_MEMORY_STORE } from './all-or-nothing.js';
 
 export { PROCESS_MEMORY_STORE };
 
-/** The synchronous storage calls the pass makes (rlf's MemoryStorage `get` and `incrby`). */
+/** The synchronous storage calls the pass makes (memory-storage.ts: rlf's MemoryStorage `get` and `incrby`, at a given instant). */
 export interface SyncCountStorage {
-  /** The key's count and time left, or null when it is missing or expired. */
-  get(rlKey: string): { consumedPoints: number; msBeforeNext: number } | null;
-  /** Adds `points`, starting a window of `secDuration` seconds (0 = never expires) when the key is missing or expired. */
-  incrby(rlKey: string, points: number, secDuration: number): { consumedPoints: number; msBeforeNext: number };
+  /** The key's count and time left at `nowMs`, or null when it is missing or its window has ended. */
+  get(rlKey: string, nowMs: number): { consumedPoints: number; msBeforeNext: number } | null;
+  /** Adds `points` at `nowMs`, starting a window of `secDuration` seconds (0 = never expires) when the key is missing or ended. */
+  incrby(rlKey: string, points: number, secDuration: number, nowMs: number): { consumedPoints: number; msBeforeNext: number };
 }
 
 /** A memory limiter, as the pass reaches its storage. */
@@ -35,28 +35,30 @@ export interface MemoryParticipant {
 
 /**
  * Checks every entry and charges all of them, or none, in one synchronous
- * pass. Each entry's `limiter` must be a memory limiter (a
- * {@link MemoryParticipant}).
+ * pass at `nowMs` (read once, by the limiter the union called: every
+ * storage is read and written at that one instant, so no window can end
+ * between the check and the charge). Each entry's `limiter` must be a
+ * memory limiter (a {@link MemoryParticipant}).
  *
  * Resolves with the answer; rejects with an Error when an entry's limiter
  * has no memory storage (nothing is charged then).
  */
-export function consumeAllOrNothingInMemory(entries: readonly AllOrNothingEntry[]): Promise<AllOrNothingAnswer> {
+export function consumeAllOrNothingInMemory(entries: readonly AllOrNothingEntry[], nowMs: number): Promise<AllOrNothingAnswer> {
   try {
-    return Promise.resolve(passInMemory(entries));
+    return Promise.resolve(passInMemory(entries, nowMs));
   } catch (err) {
     return Promise.reject(err);
   }
 }
 
-/** The synchronous pass: read, decide, then charge all or none. */
-export function passInMemory(entries: readonly AllOrNothingEntry[]): AllOrNothingAnswer {
+/** The synchronous pass at `nowMs`: read, decide, then charge all or none. */
+export function passInMemory(entries: readonly AllOrNothingEntry[], nowMs: number): AllOrNothingAnswer {
   const storages = entries.map((entry) => storageOf(entry));
   // Points already asked of a (storage, key) earlier in this call, so a repeated key is checked with its points added together.
   const asked = new Map<SyncCountStorage, Map<string, number>>();
   const wouldBe: AllOrNothingOutcome[] = entries.map((entry, i) => {
     const storage = storages[i] as SyncCountStorage;
-    const current = storage.get(entry.rlKey);
+    const current = storage.get(entry.rlKey, nowMs);
     let keys = asked.get(storage);
     if (keys === undefined) {
       keys = new Map();
@@ -70,7 +72,7 @@ export function passInMemory(entries: readonly AllOrNothingEntry[]): AllOrNothin
   const admitted = entries.every((entry, i) => (wouldBe[i] as AllOrNothingOutcome).consumedPoints <= entry.limitPoints);
   if (!admitted) return { admitted, outcomes: wouldBe };
   const outcomes = entries.map((entry, i): AllOrNothingOutcome => {
-    const res = (storages[i] as SyncCountStorage).incrby(entry.rlKey, entry.points, entry.msDuration / 1000);
+    const res = (storages[i] as SyncCountStorage).incrby(entry.rlKey, entry.points, entry.msDuration / 1000, nowMs);
     return { consumedPoints: res.consumedPoints, msBeforeNext: res.msBeforeNext };
   });
   return { admitted, outcomes };
