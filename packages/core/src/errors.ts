@@ -21,7 +21,9 @@ export type RateKitErrorCode =
   /** A store call failed or timed out. The original error is in `cause`. */
   | 'ERR_RATEKIT_STORE'
   /** A key generator threw or returned no usable key. */
-  | 'ERR_RATEKIT_KEY';
+  | 'ERR_RATEKIT_KEY'
+  /** @ratekit/flexible: a rate-limiter-flexible store outside its scope (Mongo, MySQL, DynamoDB…) was constructed. */
+  | 'ERR_RATEKIT_FLEXIBLE_UNSUPPORTED_STORE';
 
 /** Base class of every error ratekit raises. `code` is stable across versions. */
 export class RateKitError extends Error {

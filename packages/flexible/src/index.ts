@@ -47,3 +47,19 @@ export { BurstyRateLimiter } from './bursty.js';
 export { RLWrapperBlackAndWhite } from './black-and-white.js';
 export { RLWrapperTimeouts } from './timeouts.js';
 export { RateLimiterCluster, RateLimiterClusterMaster, RateLimiterClusterMasterPM2 } from './cluster.js';
+export {
+  RateKitFlexibleUnsupportedStoreError,
+  RateLimiterDrizzle,
+  RateLimiterDrizzleNonAtomic,
+  RateLimiterDynamo,
+  RateLimiterEtcd,
+  RateLimiterEtcdNonAtomic,
+  RateLimiterEtcdTransactionFailedError,
+  RateLimiterMongo,
+  RateLimiterMySQL,
+  RateLimiterPrisma,
+  RateLimiterRedisNonAtomic,
+  RateLimiterSQLite,
+  RateLimiterValkey,
+  RateLimiterValkeyGlide,
+} from './unsupported.js';
