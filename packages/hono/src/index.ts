@@ -1,0 +1,6 @@
+/**
+ * @ratekit/hono: Hono 4 middleware for ratekit.
+ *
+ * @module
+ */
+export {};
