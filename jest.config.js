@@ -13,6 +13,8 @@ module.exports = {
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
     '^@ratekit/([a-z-]+)$': '<rootDir>/packages/$1/src/index.ts',
+    // A package's subpath export, e.g. @ratekit/redis/upstash: packages/redis/src/upstash.ts.
+    '^@ratekit/([a-z-]+)/([a-z-]+)$': '<rootDir>/packages/$1/src/$2.ts',
     // vega-canvas awaits at its top level (no CJS form); see the stub.
     '^vega-canvas$': '<rootDir>/packages/cli/test/vega-canvas-stub.cjs',
   },
