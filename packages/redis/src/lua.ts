@@ -1,5 +1,11 @@
-import { createHash } from 'node:crypto';
-
+/**
+ * The Lua of the Redis store: the decision code, and the script forms sent with EVAL and EVALSHA.
+ * Plain text only (no Node module): the Upstash store (`@ratekit/redis/upstash`) sends the very same
+ * scripts from any runtime; `scripts.ts` adds their SHA-1 digests and the function library, computed
+ * with `node:crypto` for the TCP store.
+ *
+ * @module
+ */
 /**
  * Lua: `fmt(x)`, a number as the exact decimal text a state is stored in. Its upvalues `floor`
  * and `format` are defined by the code it is placed in ({@link DECISION_CODE}, and the script
@@ -1028,49 +1034,9 @@ end
  */
 export const DECISION_SCRIPT = `${SCRIPT_FAST_PATH}\n${DECISION_CODE}\nreturn decide(KEYS, ARGV[1])\n`;
 
-/** SHA-1 of {@link DECISION_SCRIPT}, for EVALSHA. */
-export const DECISION_SCRIPT_SHA = createHash('sha1').update(DECISION_SCRIPT).digest('hex');
-
 /**
  * The batch script, for EVAL and EVALSHA: {@link DECISION_CODE}'s `decideMany`, several
  * decisions in one call (the store's coalescing; see {@link DECISION_BATCH_FUNCTION} for its
  * keys, arguments and reply). The per-call definitions of the script form are paid once per batch.
  */
 export const DECISION_BATCH_SCRIPT = `${DECISION_CODE}\nreturn decideMany(KEYS, ARGV)\n`;
-
-/** SHA-1 of {@link DECISION_BATCH_SCRIPT}, for EVALSHA. */
-export const DECISION_BATCH_SCRIPT_SHA = createHash('sha1').update(DECISION_BATCH_SCRIPT).digest('hex');
-
-/**
- * The name of the decision function, for FCALL, and of the library that
- * holds it: `ratekit_` and the first 16 hex digits of the SHA-1 of
- * {@link DECISION_CODE}, so that versions of this package with different code
- * load different libraries side by side on one server (function names are
- * server-wide) and never call each other's.
- */
-export const DECISION_FUNCTION = `ratekit_${createHash('sha1').update(DECISION_CODE).digest('hex').slice(0, 16)}`;
-
-/**
- * The batch function of {@link DECISION_LIBRARY}: several decisions in one
- * call, decided in order, each atomically and as {@link DECISION_FUNCTION}
- * decides it alone (the store coalesces the decisions waiting on one client
- * in one turn of the event loop into one call). Called as
- * `FCALL <DECISION_BATCH_FUNCTION> <number of keys> <keys…> <counts> <argument₁> … <argumentₙ>`:
- * `counts` is empty when each decision has one key (key i is decision i's),
- * else the key count of each decision, space-separated, their keys one after
- * the other; an empty argument is the same as the one before it. The reply is an array: decision i's reply as the lone call
- * gives it, or `!` followed by the error that failed decision i alone.
- */
-export const DECISION_BATCH_FUNCTION = `${DECISION_FUNCTION}_batch`;
-
-/**
- * The function library, for `FUNCTION LOAD` (Redis 7 and later): {@link DECISION_CODE}
- * and two functions, registered without flags (they write, so they must not
- * be `no-writes`): {@link DECISION_FUNCTION}, which runs it on its keys and
- * its one argument, and {@link DECISION_BATCH_FUNCTION}, several decisions
- * in one call.
- */
-export const DECISION_LIBRARY =
-  `#!lua name=${DECISION_FUNCTION}\n${DECISION_CODE}\n` +
-  `redis.register_function('${DECISION_FUNCTION}', function(keys, args) return decide(keys, args[1]) end)\n` +
-  `redis.register_function('${DECISION_BATCH_FUNCTION}', function(keys, args) return decideMany(keys, args) end)\n`;
