@@ -1,0 +1,314 @@
+#!/usr/bin/env node
+// The runtime matrix (issue 33): the runtime tests of every package, bundled from the BUILT packages, on Bun,
+// Deno and workerd. Node 20 and 24 are the two jest runs of `pnpm test` in CI (.ci/run), which already run every
+// `*.runtime.test.ts`; this script does not run Node again.
+//
+//   node scripts/runtimes/run.mjs [--runtimes=bun,deno,workerd] [path-filter…]
+//
+// Which files run where (packages/*/src/**):
+//   x.runtime.test.ts  → Bun, Deno, workerd (and jest on Node)
+//   x.bun.test.ts      → Bun only;  x.deno.test.ts → Deno only (--unstable-kv);  x.workerd.test.ts → workerd only
+// On workerd, everything runs twice: on a compatibility date before 2026-02 (where setInterval returns a number)
+// and on a recent one, both with nodejs_compat; and a Worker that makes a limiter at module scope must start.
+//
+// Why bundles of the dists: users get the dists. esbuild resolves `@ratekit/*` through the workspace links to
+// each package's `exports` (conditions per runtime, as Worker bundlers and Deno's npm: resolution do) with every
+// `node:*` module left external, so a bare Node built-in (a stripped `node:` prefix) or a Node-only dependency
+// fails the bundle. The tests themselves are bundled from their TypeScript sources.
+//
+// A runtime whose binary cannot be had is skipped with one line, except in CI (`CI` set), where it fails.
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { RESULT_MARKER } from './runner.mjs';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const out = join(root, '.tmp/runtimes');
+const runnerPath = join(root, 'scripts/runtimes/runner.mjs');
+const installPath = join(root, 'scripts/runtimes/install-globals.mjs');
+const testUtilsRuntime = join(root, 'packages/test-utils/src/runtime.ts');
+const ALL_RUNTIMES = ['bun', 'deno', 'workerd'];
+/** workerd's compatibility dates: one before 2026-02 (numeric timer ids: `unref` is not there) and one recent. */
+const WORKERD_DATES = ['2025-09-01', '2026-11-01'];
+/** From this compatibility date on, nodejs_compat is on by default (and workerd warns when it is given). */
+const NODEJS_COMPAT_DEFAULT_FROM = '2026-08-04';
+/** Per runtime: its export conditions, as its bundlers and resolvers use them. */
+const CONDITIONS = { bun: ['bun', 'import'], deno: ['deno', 'import'], workerd: ['workerd', 'worker', 'browser', 'import'] };
+const inCI = (() => {
+  const value = process.env.CI;
+  return value !== undefined && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
+})();
+
+// ---- arguments ------------------------------------------------------------------------------------------------
+let runtimes = ALL_RUNTIMES;
+const filters = [];
+for (const arg of process.argv.slice(2)) {
+  if (arg.startsWith('--runtimes=')) runtimes = arg.slice('--runtimes='.length).split(',').filter(Boolean);
+  else filters.push(arg);
+}
+for (const runtime of runtimes) if (!ALL_RUNTIMES.includes(runtime)) fail(`unknown runtime ${runtime} (expected some of ${ALL_RUNTIMES.join(', ')})`);
+
+// ---- the test files -------------------------------------------------------------------------------------------
+function walk(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    if (entry.name === 'node_modules' || entry.name === 'dist') return [];
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? walk(path) : [path];
+  });
+}
+const testFiles = readdirSync(join(root, 'packages'))
+  .flatMap((pkg) => walk(join(root, 'packages', pkg, 'src')))
+  .map((path) => relative(root, path))
+  .filter((path) => /\.(runtime|bun|deno|workerd)\.test\.ts$/.test(path))
+  .filter((path) => filters.length === 0 || filters.some((filter) => path.includes(filter)))
+  .sort();
+const shared = testFiles.filter((path) => path.endsWith('.runtime.test.ts'));
+const only = (runtime) => testFiles.filter((path) => path.endsWith(`.${runtime}.test.ts`));
+
+// ---- bundling -------------------------------------------------------------------------------------------------
+/** @ratekit/test-utils → its runtime-safe subset (server starters are Node-only). */
+const testUtilsPlugin = {
+  name: 'ratekit-test-utils-runtime',
+  setup(b) {
+    b.onResolve({ filter: /^@ratekit\/test-utils$/ }, () => ({ path: testUtilsRuntime }));
+  },
+};
+
+async function bundle(runtime, entrySource, outfile) {
+  const entry = join(dirname(outfile), `${basename(outfile)}.entry.mjs`);
+  writeFileSync(entry, entrySource);
+  try {
+    await build({
+      entryPoints: [entry],
+      outfile,
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      target: 'es2022',
+      mainFields: ['module', 'main'],
+      conditions: CONDITIONS[runtime],
+      external: ['node:*', 'cloudflare:*', 'bun:*'],
+      plugins: [testUtilsPlugin],
+      logLevel: 'silent',
+      absWorkingDir: root,
+    });
+    return undefined;
+  } catch (error) {
+    const errors = error.errors ?? [{ text: String(error) }];
+    const text = errors.map((e) => `${e.text}${e.location ? ` (${e.location.file}:${e.location.line})` : ''}`).join('\n');
+    return /dist\//.test(text) ? `${text}\n(the bundles take the packages' dist/: \`pnpm build\` first)` : text;
+  }
+}
+
+function basename(path) {
+  return path.slice(path.lastIndexOf('/') + 1);
+}
+
+/** The entry of a bundle: globals first (so static imports of test files register), then the files, lazily. */
+function entryOf(files, { staticFile, tail }) {
+  const lines = [`import ${JSON.stringify(installPath)};`, `import { runFiles } from ${JSON.stringify(runnerPath)};`];
+  if (staticFile) lines.push(`export * from ${JSON.stringify(join(root, staticFile))};`);
+  lines.push(
+    `const files = [${files
+      .map((file) => (file === staticFile ? `{ name: ${JSON.stringify(file)}, registered: true }` : `{ name: ${JSON.stringify(file)}, load: () => import(${JSON.stringify(join(root, file))}) }`))
+      .join(', ')}];`,
+    tail,
+  );
+  return lines.join('\n') + '\n';
+}
+
+/** For Bun and Deno: run, then exit (a leftover timer of a test must not keep the process). */
+const PROCESS_TAIL = `const result = await runFiles(files, globalThis.__RATEKIT_LABEL__ ?? 'runtime');
+const code = result.failed > 0 ? 1 : 0;
+if (globalThis.Deno) globalThis.Deno.exit(code); else process.exit(code);`;
+/** For workerd: the Worker's test() handler runs the files; the label comes from a text binding. */
+const WORKER_TAIL = `export default {
+  async test(controller, env) {
+    const result = await runFiles(files, env.LABEL);
+    if (result.failed > 0) throw new Error(result.failed + ' runtime test(s) failed');
+  },
+};`;
+
+// ---- the runtimes ---------------------------------------------------------------------------------------------
+function findBinary(name) {
+  const candidates = [
+    join(root, 'node_modules/.bin', name),
+    ...(process.env.PATH ?? '')
+      .split(delimiter)
+      .filter(Boolean)
+      .map((dir) => join(dir, name)),
+  ];
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK);
+    } catch {
+      continue;
+    }
+    // The npm packages install a placeholder when their platform binary is missing: ask it for its version.
+    const probe = spawnSync(candidate, [name === 'workerd' ? '--version' : '--version'], { encoding: 'utf8', timeout: 30_000 });
+    if (probe.status === 0) return { path: candidate, version: probe.stdout.trim().split('\n')[0] };
+  }
+  return undefined;
+}
+
+/** Runs a command; its output is shown as it is, and the runner's result line is read from it. */
+function runAndRead(label, command, args, options = {}) {
+  const started = Date.now();
+  const child = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 10 * 60_000, ...options });
+  const output = `${child.stdout ?? ''}${child.stderr ?? ''}`;
+  const results = output
+    .split('\n')
+    .filter((line) => line.includes(RESULT_MARKER))
+    .map((line) => JSON.parse(line.slice(line.indexOf(RESULT_MARKER) + RESULT_MARKER.length)));
+  const shown = output
+    .split('\n')
+    .filter((line) => !line.includes(RESULT_MARKER) && !/^workerd\/server\/server\/run\.rs:\d+: debug: \[ (TEST|PASS) \]/.test(line) && line.trim() !== '')
+    .join('\n');
+  if (shown) console.log(shown.replace(/^/gm, '  '));
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  if (results.length === 0) {
+    const why = child.error ? child.error.message : `exit ${child.status ?? child.signal}`;
+    return { label, passed: 0, failed: 1, skipped: 0, failures: [{ title: '(the run)', message: `no results (${why})` }], seconds };
+  }
+  const merged = results.reduce((a, b) => ({ ...a, passed: a.passed + b.passed, failed: a.failed + b.failed, skipped: a.skipped + b.skipped, failures: [...a.failures, ...b.failures] }));
+  if (child.status !== 0 && merged.failed === 0) merged.failures.push({ title: '(the run)', message: `exit ${child.status ?? child.signal} with no failing test` });
+  return { ...merged, label, failed: Math.max(merged.failed, merged.failures.length), seconds };
+}
+
+function bundleFailure(label, message) {
+  return { label, passed: 0, failed: 1, skipped: 0, failures: [{ title: '(bundling)', message }], seconds: '0.0' };
+}
+
+async function runProcessRuntime(runtime, binary) {
+  const results = [];
+  const dir = join(out, runtime);
+  mkdirSync(dir, { recursive: true });
+  for (const [name, files] of [
+    ['shared', shared],
+    [runtime, only(runtime)],
+  ]) {
+    if (files.length === 0) continue;
+    const label = name === 'shared' ? runtime : `${runtime} (${runtime}-only files)`;
+    const outfile = join(dir, `${name}.mjs`);
+    const problem = await bundle(runtime, `globalThis.__RATEKIT_LABEL__ = ${JSON.stringify(label)};\n${entryOf(files, { tail: PROCESS_TAIL })}`, outfile);
+    if (problem) {
+      results.push(bundleFailure(label, problem));
+      continue;
+    }
+    const args = runtime === 'deno' ? ['run', '--allow-all', '--unstable-kv', '--quiet', outfile] : ['run', outfile];
+    results.push(runAndRead(label, binary.path, args, { cwd: dir, env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' } }));
+  }
+  return results;
+}
+
+/** A capnp config of one Worker: its bundle, the compatibility date, a LABEL text binding, its Durable Objects. */
+function workerdConfig(bundleFile, date, label, durableObjects) {
+  const bindings = [
+    `(name = "LABEL", text = ${JSON.stringify(label)})`,
+    ...durableObjects.map(({ binding, className }) => `(name = ${JSON.stringify(binding)}, durableObjectNamespace = ${JSON.stringify(className)})`),
+  ];
+  const objects = durableObjects.map(({ className }) => `(className = ${JSON.stringify(className)}, uniqueKey = ${JSON.stringify(`ratekit-test-${className}`)})`);
+  return `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (services = [(name = "main", worker = .worker)]);
+const worker :Workerd.Worker = (
+  modules = [(name = "worker.mjs", esModule = embed ${JSON.stringify(basename(bundleFile))})],
+  compatibilityDate = ${JSON.stringify(date)},
+${date < NODEJS_COMPAT_DEFAULT_FROM ? '  compatibilityFlags = ["nodejs_compat"],\n' : ''}  bindings = [${bindings.join(', ')}],
+${objects.length > 0 ? `  durableObjectNamespaces = [${objects.join(', ')}],\n  durableObjectStorage = (inMemory = void),\n` : ''});
+`;
+}
+
+/** `// @workerd durable-object BINDING=ClassName` lines of a workerd-only test file. */
+function durableObjectsOf(file) {
+  return [...readFileSync(join(root, file), 'utf8').matchAll(/^\/\/ @workerd durable-object ([A-Z_][A-Z0-9_]*)=([A-Za-z_$][\w$]*)\s*$/gm)].map((m) => ({ binding: m[1], className: m[2] }));
+}
+
+/** The module-scope check: a Worker that makes its limiter (memory store) at the top level must start and decide. */
+const MODULE_SCOPE_WORKER = `import { createLimiter, memoryStore } from '@ratekit/core';
+import { RESULT_MARKER } from ${JSON.stringify(runnerPath)};
+
+// Made at module scope, where most Workers code makes it: no timer may start here.
+const limiter = createLimiter({ store: memoryStore(), limits: { limit: 2, windowMs: 60_000 } });
+
+export default {
+  async test(controller, env) {
+    const seen = [];
+    for (let i = 0; i < 3; i++) seen.push((await limiter.consume('client')).allowed);
+    const ok = JSON.stringify(seen) === JSON.stringify([true, true, false]);
+    const failures = ok ? [] : [{ title: 'a limiter made at module scope', message: 'decisions ' + JSON.stringify(seen) + ', expected [true,true,false]' }];
+    console.log(RESULT_MARKER + JSON.stringify({ label: env.LABEL, passed: ok ? 1 : 0, failed: failures.length, skipped: 0, failures }));
+    if (!ok) throw new Error(failures[0].message);
+  },
+};
+`;
+
+async function runWorkerd(binary) {
+  const results = [];
+  const dir = join(out, 'workerd');
+  mkdirSync(dir, { recursive: true });
+  const workers = [];
+  if (shared.length > 0) workers.push({ name: 'shared', source: entryOf(shared, { tail: WORKER_TAIL }), durableObjects: [], what: 'runtime tests' });
+  workers.push({ name: 'module-scope', source: MODULE_SCOPE_WORKER, durableObjects: [], what: 'a limiter at module scope starts' });
+  for (const file of only('workerd')) {
+    workers.push({
+      name: basename(file).replace(/\.workerd\.test\.ts$/, '.workerd'),
+      source: entryOf([file], { staticFile: file, tail: WORKER_TAIL }),
+      durableObjects: durableObjectsOf(file),
+      what: file,
+    });
+  }
+  for (const worker of workers) {
+    const outfile = join(dir, `${worker.name}.mjs`);
+    const problem = await bundle('workerd', worker.source, outfile);
+    for (const date of WORKERD_DATES) {
+      const label = `workerd ${date}: ${worker.what}`;
+      if (problem) {
+        results.push(bundleFailure(label, problem));
+        continue;
+      }
+      const config = join(dir, `${worker.name}-${date}.capnp`);
+      writeFileSync(config, workerdConfig(outfile, date, label, worker.durableObjects));
+      results.push(runAndRead(label, binary.path, ['test', config], { cwd: dir }));
+    }
+  }
+  return results;
+}
+
+// ---- main -----------------------------------------------------------------------------------------------------
+if (testFiles.length === 0 && filters.length > 0) fail(`no runtime test file matches ${filters.join(', ')}`);
+rmSync(out, { recursive: true, force: true });
+console.log(`runtime tests: ${shared.length} shared file(s) (${shared.join(', ') || 'none'}); runtime-only: ${testFiles.filter((f) => !shared.includes(f)).join(', ') || 'none'}`);
+console.log('Node 20/24: the jest runs of `pnpm test` run the *.runtime.test.ts files (CI runs `pnpm test` on each).');
+const summary = [];
+let failed = false;
+for (const runtime of runtimes) {
+  const binary = findBinary(runtime);
+  if (binary === undefined) {
+    const line = `${runtime}: no working binary (node_modules/.bin/${runtime} or PATH; it comes from the npm package \`${runtime}\`)`;
+    if (inCI) {
+      console.error(`✖ ${line}: required in CI`);
+      failed = true;
+    } else console.log(`- skipped ${line}`);
+    continue;
+  }
+  console.log(`\n▶ ${runtime} ${binary.version}`);
+  const results = runtime === 'workerd' ? await runWorkerd(binary) : await runProcessRuntime(runtime, binary);
+  for (const result of results) {
+    const mark = result.failed > 0 ? '✖' : '✔';
+    const line = `${mark} ${result.label}: ${result.passed} passed, ${result.failed} failed${result.skipped ? `, ${result.skipped} skipped` : ''} (${result.seconds} s)`;
+    console.log(line);
+    summary.push(line);
+    for (const failure of result.failures) console.log(`    ✖ ${failure.title}\n        ${failure.message.replace(/\n/g, '\n        ')}`);
+    if (result.failed > 0) failed = true;
+  }
+}
+console.log(`\nruntime matrix:\n${summary.map((line) => `  ${line}`).join('\n') || '  (nothing ran)'}`);
+process.exit(failed ? 1 : 0);
+
+function fail(message) {
+  console.error(`runtime matrix: ${message}`);
+  process.exit(1);
+}
