@@ -18,14 +18,13 @@
 //
 // A runtime whose binary cannot be had is skipped with one line, except in CI (`CI` set), where it fails.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { RESULT_MARKER } from './runner.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const out = join(root, '.tmp/runtimes');
 const runnerPath = join(root, 'scripts/runtimes/runner.mjs');
 const installPath = join(root, 'scripts/runtimes/install-globals.mjs');
 const testUtilsRuntime = join(root, 'packages/test-utils/src/runtime.ts');
@@ -279,7 +278,9 @@ async function runWorkerd(binary) {
 
 // ---- main -----------------------------------------------------------------------------------------------------
 if (testFiles.length === 0 && filters.length > 0) fail(`no runtime test file matches ${filters.join(', ')}`);
-rmSync(out, { recursive: true, force: true });
+// One folder per run (helpers and CI runs may overlap), kept when something failed, for a look at the bundles.
+mkdirSync(join(root, '.tmp/runtimes'), { recursive: true });
+const out = mkdtempSync(join(root, '.tmp/runtimes/run-'));
 console.log(`runtime tests: ${shared.length} shared file(s) (${shared.join(', ') || 'none'}); runtime-only: ${testFiles.filter((f) => !shared.includes(f)).join(', ') || 'none'}`);
 console.log('Node 20/24: the jest runs of `pnpm test` run the *.runtime.test.ts files (CI runs `pnpm test` on each).');
 const summary = [];
@@ -306,6 +307,8 @@ for (const runtime of runtimes) {
   }
 }
 console.log(`\nruntime matrix:\n${summary.map((line) => `  ${line}`).join('\n') || '  (nothing ran)'}`);
+if (failed) console.log(`bundles and workerd configs kept in ${relative(root, out)}`);
+else rmSync(out, { recursive: true, force: true });
 process.exit(failed ? 1 : 0);
 
 function fail(message) {
