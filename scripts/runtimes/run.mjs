@@ -3,7 +3,8 @@
 // Deno and workerd. Node 20 and 24 are the two jest runs of `pnpm test` in CI (.ci/run), which already run every
 // `*.runtime.test.ts`; this script does not run Node again.
 //
-//   node scripts/runtimes/run.mjs [--runtimes=bun,deno,workerd] [path-filter…]
+//   node scripts/runtimes/run.mjs [--runtimes=bun,deno,workerd] [--keep] [path-filter…]
+//   (--keep: leave the bundles and workerd configs in .tmp/runtimes/run-*; they are kept anyway when something fails)
 //
 // Which files run where (packages/*/src/**):
 //   x.runtime.test.ts  → Bun, Deno, workerd (and jest on Node)
@@ -34,7 +35,7 @@ const WORKERD_DATES = ['2025-09-01', '2026-11-01'];
 /** From this compatibility date on, nodejs_compat is on by default (and workerd warns when it is given). */
 const NODEJS_COMPAT_DEFAULT_FROM = '2026-08-04';
 /** Per runtime: its export conditions, as its bundlers and resolvers use them. */
-const CONDITIONS = { bun: ['bun', 'import'], deno: ['deno', 'import'], workerd: ['workerd', 'worker', 'browser', 'import'] };
+const CONDITIONS = { bun: ['bun', 'node', 'import'], deno: ['deno', 'node', 'import'], workerd: ['workerd', 'worker', 'browser', 'import'] };
 const inCI = (() => {
   const value = process.env.CI;
   return value !== undefined && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
@@ -42,9 +43,11 @@ const inCI = (() => {
 
 // ---- arguments ------------------------------------------------------------------------------------------------
 let runtimes = ALL_RUNTIMES;
+let keep = false;
 const filters = [];
 for (const arg of process.argv.slice(2)) {
-  if (arg.startsWith('--runtimes=')) runtimes = arg.slice('--runtimes='.length).split(',').filter(Boolean);
+  if (arg === '--keep') keep = true;
+  else if (arg.startsWith('--runtimes=')) runtimes = arg.slice('--runtimes='.length).split(',').filter(Boolean);
   else filters.push(arg);
 }
 for (const runtime of runtimes) if (!ALL_RUNTIMES.includes(runtime)) fail(`unknown runtime ${runtime} (expected some of ${ALL_RUNTIMES.join(', ')})`);
@@ -76,6 +79,23 @@ const testUtilsPlugin = {
   },
 };
 
+/**
+ * On Bun and Deno, users run the published files as they are (no bundler): every other `@ratekit/*` import is
+ * left to the runtime, as the absolute path of the built file the package's `exports` give for the runtime's
+ * conditions, so the runtime itself loads the dist and resolves its dependencies from node_modules.
+ */
+const publishedPackagesPlugin = {
+  name: 'ratekit-published-packages',
+  setup(b) {
+    b.onResolve({ filter: /^@ratekit\/[a-z-]+(\/.*)?$/ }, async (args) => {
+      if (args.path === '@ratekit/test-utils' || args.pluginData?.inner) return undefined;
+      const resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { inner: true } });
+      if (resolved.errors.length > 0) return { errors: resolved.errors };
+      return { path: resolved.path, external: true };
+    });
+  },
+};
+
 async function bundle(runtime, entrySource, outfile) {
   const entry = join(dirname(outfile), `${basename(outfile)}.entry.mjs`);
   writeFileSync(entry, entrySource);
@@ -90,7 +110,7 @@ async function bundle(runtime, entrySource, outfile) {
       mainFields: ['module', 'main'],
       conditions: CONDITIONS[runtime],
       external: ['node:*', 'cloudflare:*', 'bun:*'],
-      plugins: [testUtilsPlugin],
+      plugins: runtime === 'workerd' ? [testUtilsPlugin] : [testUtilsPlugin, publishedPackagesPlugin],
       logLevel: 'silent',
       absWorkingDir: root,
     });
@@ -307,7 +327,7 @@ for (const runtime of runtimes) {
   }
 }
 console.log(`\nruntime matrix:\n${summary.map((line) => `  ${line}`).join('\n') || '  (nothing ran)'}`);
-if (failed) console.log(`bundles and workerd configs kept in ${relative(root, out)}`);
+if (failed || keep) console.log(`bundles and workerd configs kept in ${relative(root, out)}`);
 else rmSync(out, { recursive: true, force: true });
 process.exit(failed ? 1 : 0);
 
