@@ -4,7 +4,7 @@
 // `*.runtime.test.ts`; this script does not run Node again.
 //
 //   node scripts/runtimes/run.mjs [--runtimes=bun,deno,workerd] [--keep] [path-filter…]
-//   (--keep: leave the bundles and workerd configs in .tmp/runtimes/run-*; they are kept anyway when something fails)
+//   (RATEKIT_BUN_BIN, RATEKIT_DENO_BIN, RATEKIT_WORKERD_BIN: another binary; --keep: leave the bundles and workerd configs in .tmp/runtimes/run-*; they are kept anyway when something fails)
 //
 // Which files run where (packages/*/src/**):
 //   x.runtime.test.ts  → Bun, Deno, workerd (and jest on Node)
@@ -152,14 +152,14 @@ const WORKER_TAIL = `export default {
 };`;
 
 // ---- the runtimes ---------------------------------------------------------------------------------------------
+/** The runtime's binary: RATEKIT_<NAME>_BIN when set (another version), else node_modules/.bin, else PATH. */
 function findBinary(name) {
-  const candidates = [
-    join(root, 'node_modules/.bin', name),
-    ...(process.env.PATH ?? '')
-      .split(delimiter)
-      .filter(Boolean)
-      .map((dir) => join(dir, name)),
-  ];
+  const override = process.env[`RATEKIT_${name.toUpperCase()}_BIN`];
+  const onPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter(Boolean)
+    .map((dir) => join(dir, name));
+  const candidates = override ? [override] : [join(root, 'node_modules/.bin', name), ...onPath];
   for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);
@@ -167,7 +167,7 @@ function findBinary(name) {
       continue;
     }
     // The npm packages install a placeholder when their platform binary is missing: ask it for its version.
-    const probe = spawnSync(candidate, [name === 'workerd' ? '--version' : '--version'], { encoding: 'utf8', timeout: 30_000 });
+    const probe = spawnSync(candidate, ['--version'], { encoding: 'utf8', timeout: 30_000 });
     if (probe.status === 0) return { path: candidate, version: probe.stdout.trim().split('\n')[0] };
   }
   return undefined;
@@ -308,11 +308,15 @@ let failed = false;
 for (const runtime of runtimes) {
   const binary = findBinary(runtime);
   if (binary === undefined) {
-    const line = `${runtime}: no working binary (node_modules/.bin/${runtime} or PATH; it comes from the npm package \`${runtime}\`)`;
+    const line = `${runtime}: no working binary (RATEKIT_${runtime.toUpperCase()}_BIN, node_modules/.bin/${runtime} or PATH; it comes from the npm package \`${runtime}\`)`;
     if (inCI) {
       console.error(`✖ ${line}: required in CI`);
+      summary.push(`✖ ${runtime}: no binary (required in CI)`);
       failed = true;
-    } else console.log(`- skipped ${line}`);
+    } else {
+      console.log(`- skipped ${line}`);
+      summary.push(`- ${runtime}: skipped (no binary)`);
+    }
     continue;
   }
   console.log(`\n▶ ${runtime} ${binary.version}`);
