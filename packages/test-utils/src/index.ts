@@ -35,3 +35,5 @@ export { memcachedService, startMemcached } from './memcached-server.js';
 export type { LocalMemcached, StartMemcachedOptions } from './memcached-server.js';
 export { checkWrongOptions, describeValue, nonFiniteHeaders, wrongOptionProblem, wrongValue } from './wrong-options.js';
 export type { WrongOptionOutcome, WrongOptionsCheck } from './wrong-options.js';
+export { upstashEndpoint } from './runtime.js';
+export type { UpstashEndpoint } from './runtime.js';
