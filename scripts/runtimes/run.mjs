@@ -9,6 +9,8 @@
 // Which files run where (packages/*/src/**):
 //   x.runtime.test.ts  → Bun, Deno, workerd (and jest on Node)
 //   x.bun.test.ts      → Bun only;  x.deno.test.ts → Deno only (--unstable-kv);  x.workerd.test.ts → workerd only
+//   x.edge.test.ts     → Bun, Deno, workerd, with the servers of services.mjs (Upstash REST before a real Redis);
+//                        jest leaves them (on Node, the store's own jest test starts the same servers)
 // On workerd, everything runs twice: on a compatibility date before 2026-02 (where setInterval returns a number)
 // and on a recent one, both with nodejs_compat; and a Worker that makes a limiter at module scope must start.
 //
@@ -18,12 +20,13 @@
 // fails the bundle. The tests themselves are bundled from their TypeScript sources.
 //
 // A runtime whose binary cannot be had is skipped with one line, except in CI (`CI` set), where it fails.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { delimiter, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { RESULT_MARKER } from './runner.mjs';
+import { startServices } from './services.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const runnerPath = join(root, 'scripts/runtimes/runner.mjs');
@@ -64,10 +67,13 @@ function walk(dir) {
 const testFiles = readdirSync(join(root, 'packages'))
   .flatMap((pkg) => walk(join(root, 'packages', pkg, 'src')))
   .map((path) => relative(root, path))
-  .filter((path) => /\.(runtime|bun|deno|workerd)\.test\.ts$/.test(path))
+  .filter((path) => /\.(runtime|edge|bun|deno|workerd)\.test\.ts$/.test(path))
   .filter((path) => filters.length === 0 || filters.some((filter) => path.includes(filter)))
   .sort();
 const shared = testFiles.filter((path) => path.endsWith('.runtime.test.ts'));
+const edge = testFiles.filter((path) => path.endsWith('.edge.test.ts'));
+/** What the edge tests see (`upstashEndpoint()`), once services.mjs has started them. */
+let matrix;
 const only = (runtime) => testFiles.filter((path) => path.endsWith(`.${runtime}.test.ts`));
 
 // ---- bundling -------------------------------------------------------------------------------------------------
@@ -129,6 +135,7 @@ function basename(path) {
 /** The entry of a bundle: globals first (so static imports of test files register), then the files, lazily. */
 function entryOf(files, { staticFile, tail }) {
   const lines = [`import ${JSON.stringify(installPath)};`, `import { runFiles } from ${JSON.stringify(runnerPath)};`];
+  if (matrix) lines.push(`globalThis.__RATEKIT_MATRIX__ = ${JSON.stringify(matrix)};`);
   if (staticFile) lines.push(`export * from ${JSON.stringify(join(root, staticFile))};`);
   lines.push(
     `const files = [${files
@@ -174,10 +181,33 @@ function findBinary(name) {
 }
 
 /** Runs a command; its output is shown as it is, and the runner's result line is read from it. */
-function runAndRead(label, command, args, options = {}) {
+/** How long one runtime's run may take before it is killed (the whole matrix takes well under a minute). */
+const RUN_TIMEOUT_MS = 5 * 60_000;
+
+/** Runs a command without blocking this process (the matrix's services answer from it); resolves its exit and output. */
+function spawnAndCollect(command, args, options) {
+  return new Promise((resolveRun) => {
+    const chunks = [];
+    let error;
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    const watchdog = setTimeout(() => {
+      error = new Error(`killed after ${RUN_TIMEOUT_MS / 1000} s`);
+      child.kill('SIGKILL');
+    }, RUN_TIMEOUT_MS);
+    child.stdout.on('data', (chunk) => chunks.push(chunk));
+    child.stderr.on('data', (chunk) => chunks.push(chunk));
+    child.on('error', (e) => (error = e));
+    child.on('close', (status, signal) => {
+      clearTimeout(watchdog);
+      resolveRun({ status, signal, error, output: Buffer.concat(chunks).toString('utf8') });
+    });
+  });
+}
+
+async function runAndRead(label, command, args, options = {}) {
   const started = Date.now();
-  const child = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: 10 * 60_000, ...options });
-  const output = `${child.stdout ?? ''}${child.stderr ?? ''}`;
+  const child = await spawnAndCollect(command, args, options);
+  const output = child.output;
   const results = output
     .split('\n')
     .filter((line) => line.includes(RESULT_MARKER))
@@ -205,12 +235,12 @@ async function runProcessRuntime(runtime, binary) {
   const results = [];
   const dir = join(out, runtime);
   mkdirSync(dir, { recursive: true });
-  for (const [name, files] of [
-    ['shared', shared],
-    [runtime, only(runtime)],
+  for (const [name, files, label] of [
+    ['shared', shared, runtime],
+    ['edge', matrix ? edge : [], `${runtime} (edge stores)`],
+    [runtime, only(runtime), `${runtime} (${runtime}-only files)`],
   ]) {
     if (files.length === 0) continue;
-    const label = name === 'shared' ? runtime : `${runtime} (${runtime}-only files)`;
     const outfile = join(dir, `${name}.mjs`);
     const problem = await bundle(runtime, `globalThis.__RATEKIT_LABEL__ = ${JSON.stringify(label)};\n${entryOf(files, { tail: PROCESS_TAIL })}`, outfile);
     if (problem) {
@@ -218,7 +248,7 @@ async function runProcessRuntime(runtime, binary) {
       continue;
     }
     const args = runtime === 'deno' ? ['run', '--allow-all', '--unstable-kv', '--quiet', outfile] : ['run', outfile];
-    results.push(runAndRead(label, binary.path, args, { cwd: dir, env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' } }));
+    results.push(await runAndRead(label, binary.path, args, { cwd: dir, env: { ...process.env, NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1' } }));
   }
   return results;
 }
@@ -231,7 +261,11 @@ function workerdConfig(bundleFile, date, label, durableObjects) {
   ];
   const objects = durableObjects.map(({ className }) => `(className = ${JSON.stringify(className)}, uniqueKey = ${JSON.stringify(`ratekit-test-${className}`)})`);
   return `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (services = [(name = "main", worker = .worker)]);
+const config :Workerd.Config = (services = [
+  (name = "main", worker = .worker),
+  # fetch() may reach the matrix's services on loopback (the default network allows public addresses only)
+  (name = "internet", network = (allow = ["public", "private", "local"])),
+]);
 const worker :Workerd.Worker = (
   modules = [(name = "worker.mjs", esModule = embed ${JSON.stringify(basename(bundleFile))})],
   compatibilityDate = ${JSON.stringify(date)},
@@ -270,6 +304,7 @@ async function runWorkerd(binary) {
   mkdirSync(dir, { recursive: true });
   const workers = [];
   if (shared.length > 0) workers.push({ name: 'shared', source: entryOf(shared, { tail: WORKER_TAIL }), durableObjects: [], what: 'runtime tests' });
+  if (matrix && edge.length > 0) workers.push({ name: 'edge', source: entryOf(edge, { tail: WORKER_TAIL }), durableObjects: [], what: 'edge stores' });
   workers.push({ name: 'module-scope', source: MODULE_SCOPE_WORKER, durableObjects: [], what: 'a limiter at module scope starts' });
   for (const file of only('workerd')) {
     workers.push({
@@ -290,7 +325,7 @@ async function runWorkerd(binary) {
       }
       const config = join(dir, `${worker.name}-${date}.capnp`);
       writeFileSync(config, workerdConfig(outfile, date, label, worker.durableObjects));
-      results.push(runAndRead(label, binary.path, ['test', config], { cwd: dir }));
+      results.push(await runAndRead(label, binary.path, ['test', config], { cwd: dir }));
     }
   }
   return results;
@@ -301,10 +336,33 @@ if (testFiles.length === 0 && filters.length > 0) fail(`no runtime test file mat
 // One folder per run (helpers and CI runs may overlap), kept when something failed, for a look at the bundles.
 mkdirSync(join(root, '.tmp/runtimes'), { recursive: true });
 const out = mkdtempSync(join(root, '.tmp/runtimes/run-'));
-console.log(`runtime tests: ${shared.length} shared file(s) (${shared.join(', ') || 'none'}); runtime-only: ${testFiles.filter((f) => !shared.includes(f)).join(', ') || 'none'}`);
+console.log(`runtime tests: ${shared.length} shared file(s) (${shared.join(', ') || 'none'}); edge and runtime-only: ${testFiles.filter((f) => !shared.includes(f)).join(', ') || 'none'}`);
 console.log('Node 20/24: the jest runs of `pnpm test` run the *.runtime.test.ts files (CI runs `pnpm test` on each).');
 const summary = [];
 let failed = false;
+let services;
+if (edge.length > 0) {
+  const started = await startServices(root, out).catch((error) => ({ error }));
+  if (started.error) {
+    console.error(`✖ the edge tests' servers failed to start: ${started.error.stack ?? started.error}`);
+    summary.push('✖ edge tests: their servers failed to start');
+    failed = true;
+  } else if (started.missing) {
+    const line = `the edge tests (${edge.join(', ')}): ${started.missing}`;
+    if (inCI) {
+      console.error(`✖ ${line}: required in CI`);
+      summary.push('✖ edge tests: their servers cannot be started (required in CI)');
+      failed = true;
+    } else {
+      console.log(`- skipped ${line}`);
+      summary.push('- edge tests: skipped (their servers cannot be started)');
+    }
+  } else {
+    services = started;
+    matrix = started.matrix;
+    console.log(`edge tests: ${started.note}`);
+  }
+}
 for (const runtime of runtimes) {
   const binary = findBinary(runtime);
   if (binary === undefined) {
@@ -330,6 +388,7 @@ for (const runtime of runtimes) {
     if (result.failed > 0) failed = true;
   }
 }
+await services?.stop();
 console.log(`\nruntime matrix:\n${summary.map((line) => `  ${line}`).join('\n') || '  (nothing ran)'}`);
 if (failed || keep) console.log(`bundles and workerd configs kept in ${relative(root, out)}`);
 else rmSync(out, { recursive: true, force: true });

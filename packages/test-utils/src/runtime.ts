@@ -9,3 +9,21 @@
  */
 export { ALGORITHM_TIMELINES, ask, askInTurn, BLOCK_TIMELINE, blockingLimit, freshNamespace, limits, T0, testStore } from './test-store.js';
 export type { Ask, StoreTestContext, TestStoreOptions, TimelineRow } from './test-store.js';
+
+/** Where an edge test reaches the matrix's Upstash REST endpoint (a real Redis behind it): `new Redis(upstashEndpoint())`. */
+export interface UpstashEndpoint {
+  readonly url: string;
+  readonly token: string;
+}
+
+/**
+ * The Upstash REST endpoint the runtime matrix starts on Node for the `*.edge.test.ts` files (scripts/runtimes/
+ * services.mjs: a throwaway redis-server behind upstash-rest-server.ts), as the harness hands it
+ * to the bundle.
+ * @throws {Error} outside the matrix (jest leaves `*.edge.test.ts` files alone; on Node, start the endpoint yourself)
+ */
+export function upstashEndpoint(): UpstashEndpoint {
+  const matrix = (globalThis as { __RATEKIT_MATRIX__?: { upstash?: UpstashEndpoint } }).__RATEKIT_MATRIX__;
+  if (matrix?.upstash === undefined) throw new Error('upstashEndpoint(): only in the runtime matrix (a *.edge.test.ts file run by scripts/runtimes/run.mjs)');
+  return matrix.upstash;
+}
