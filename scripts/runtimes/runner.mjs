@@ -46,6 +46,7 @@ function stringify(value) {
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean' || value == null) return String(value);
   if (typeof value === 'function') return `[Function ${value.name || 'anonymous'}]`;
+  if (value instanceof RegExp || value instanceof Error) return String(value);
   try {
     return JSON.stringify(value, (_, v) => (v === Infinity ? 'Infinity' : typeof v === 'bigint' ? `${v}n` : v));
   } catch {
