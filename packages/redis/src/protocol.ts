@@ -14,15 +14,15 @@ import { type Decision, type EvaluateRequest, evaluatePolicy, type LimitState, t
 /** The keys and the argument of one decision, and how to read its reply. */
 export interface DecisionProtocol {
   /** The keys (see DECISION_CODE's KEYS) and the one argument of `request`. */
-  encode(request: EvaluateRequest): { keys: string[]; argument: string };
+  readonly encode: (request: EvaluateRequest) => { keys: string[]; argument: string };
   /** The reply to `request` as a decision; throws on a malformed reply or one @ratekit/core disagrees with. */
-  decode(reply: unknown, request: EvaluateRequest): Decision;
+  readonly decode: (reply: unknown, request: EvaluateRequest) => Decision;
   /** The hash holding `key`'s states in `namespace`. */
-  keyFor(key: string, namespace: string): string;
+  readonly keyFor: (key: string, namespace: string) => string;
   /** Every key a decision of `limits` on `key` in `namespace` reads and writes, in the script's order. */
-  keysFor(key: string, namespace: string, limits: readonly ResolvedLimit[]): string[];
+  readonly keysFor: (key: string, namespace: string, limits: readonly ResolvedLimit[]) => string[];
   /** The keys `resetKey` deletes: the hash, and the expiry layout's keys of `limits` when given. */
-  resetKeysFor(key: string, namespace: string, limits: readonly ResolvedLimit[] | undefined): string[];
+  readonly resetKeysFor: (key: string, namespace: string, limits: readonly ResolvedLimit[] | undefined) => string[];
 }
 
 /**
@@ -52,7 +52,7 @@ export function decisionProtocol(prefix: string, clock: 'server' | 'caller'): De
   const serverTime: ServerTime = { offsetMs: 0, readAtMs: Number.NaN };
 
   return {
-    encode(request) {
+    encode: (request) => {
       const { limits, mode, cost, nowMs } = request;
       const policy = policyArguments(limits);
       let argument: string;
