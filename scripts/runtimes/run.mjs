@@ -86,23 +86,28 @@ const testUtilsPlugin = {
 };
 
 /**
- * On Bun and Deno, users run the published files as they are (no bundler): every other `@ratekit/*` import is
- * left to the runtime, as the absolute path of the built file the package's `exports` give for the runtime's
- * conditions, so the runtime itself loads the dist and resolves its dependencies from node_modules.
+ * Every `@ratekit/<name>[/subpath]` import resolves as a user's would: through packages/<name>'s `exports` to its
+ * built file (a self-reference from the package's folder, whoever imports it). On Bun and Deno, users run the
+ * published files as they are (no bundler), so the import is left to the runtime, as the absolute path of that
+ * file: the runtime itself loads the dist and resolves its dependencies from node_modules. On workerd it is
+ * bundled, as Worker bundlers do.
  */
-const publishedPackagesPlugin = {
-  name: 'ratekit-published-packages',
-  setup(b) {
-    b.onResolve({ filter: /^@ratekit\/[a-z-]+(\/.*)?$/ }, async (args) => {
-      if (args.path === '@ratekit/test-utils' || args.pluginData?.inner) return undefined;
-      const resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: { inner: true } });
-      if (resolved.errors.length > 0) return { errors: resolved.errors };
-      return { path: resolved.path, external: true };
-    });
-  },
-};
+function publishedPackagesPlugin(external) {
+  return {
+    name: 'ratekit-published-packages',
+    setup(b) {
+      b.onResolve({ filter: /^@ratekit\/[a-z-]+(\/.*)?$/ }, async (args) => {
+        if (args.path === '@ratekit/test-utils' || args.pluginData?.inner) return undefined;
+        const name = args.path.split('/')[1];
+        const resolved = await b.resolve(args.path, { kind: args.kind, resolveDir: join(root, 'packages', name), pluginData: { inner: true } });
+        if (resolved.errors.length > 0) return { errors: resolved.errors };
+        return { path: resolved.path, external };
+      });
+    },
+  };
+}
 
-async function bundle(runtime, entrySource, outfile) {
+async function bundle(runtime, entrySource, outfile, nodePaths = []) {
   const entry = join(dirname(outfile), `${basename(outfile)}.entry.mjs`);
   writeFileSync(entry, entrySource);
   try {
@@ -116,9 +121,13 @@ async function bundle(runtime, entrySource, outfile) {
       mainFields: ['module', 'main'],
       conditions: CONDITIONS[runtime],
       external: ['node:*', 'cloudflare:*', 'bun:*'],
-      plugins: runtime === 'workerd' ? [testUtilsPlugin] : [testUtilsPlugin, publishedPackagesPlugin],
+      plugins: [testUtilsPlugin, publishedPackagesPlugin(runtime !== 'workerd')],
+      // Third-party imports of the matrix's own Workers (module-scope checks) resolve from the package they exercise.
+      nodePaths,
       logLevel: 'silent',
       absWorkingDir: root,
+      // The root tsconfig.json maps @ratekit/* to the sources (for tsc and jest); the matrix must take the dists.
+      tsconfigRaw: {},
     });
     return undefined;
   } catch (error) {
@@ -279,24 +288,20 @@ function durableObjectsOf(file) {
   return [...readFileSync(join(root, file), 'utf8').matchAll(/^\/\/ @workerd durable-object ([A-Z_][A-Z0-9_]*)=([A-Za-z_$][\w$]*)\s*$/gm)].map((m) => ({ binding: m[1], className: m[2] }));
 }
 
-/** The module-scope check: a Worker that makes its limiter (memory store) at the top level must start and decide. */
-const MODULE_SCOPE_WORKER = `import { createLimiter, memoryStore } from '@ratekit/core';
-import { RESULT_MARKER } from ${JSON.stringify(runnerPath)};
-
-// Made at module scope, where most Workers code makes it: no timer may start here.
-const limiter = createLimiter({ store: memoryStore(), limits: { limit: 2, windowMs: 60_000 } });
-
-export default {
-  async test(controller, env) {
-    const seen = [];
-    for (let i = 0; i < 3; i++) seen.push((await limiter.consume('client')).allowed);
-    const ok = JSON.stringify(seen) === JSON.stringify([true, true, false]);
-    const failures = ok ? [] : [{ title: 'a limiter made at module scope', message: 'decisions ' + JSON.stringify(seen) + ', expected [true,true,false]' }];
-    console.log(RESULT_MARKER + JSON.stringify({ label: env.LABEL, passed: ok ? 1 : 0, failed: failures.length, skipped: 0, failures }));
-    if (!ok) throw new Error(failures[0].message);
-  },
-};
-`;
+/**
+ * The module-scope checks (scripts/runtimes/workers/*.mjs): Workers written as users write them, the limiter or
+ * middleware made at the top level; each must start and then limit. A line `// @package <name>` names the package
+ * exercised: its third-party imports resolve from its node_modules, and the check waits for the package to exist.
+ */
+const moduleScopeWorkers = readdirSync(join(root, 'scripts/runtimes/workers'))
+  .filter((name) => name.endsWith('.mjs'))
+  .sort()
+  .map((name) => {
+    const path = join(root, 'scripts/runtimes/workers', name);
+    const pkg = /^\/\/ @package ([a-z-]+)$/m.exec(readFileSync(path, 'utf8'))?.[1];
+    if (pkg === undefined) fail(`${relative(root, path)} has no \`// @package <name>\` line`);
+    return { file: relative(root, path), pkg };
+  });
 
 async function runWorkerd(binary) {
   const results = [];
@@ -305,7 +310,16 @@ async function runWorkerd(binary) {
   const workers = [];
   if (shared.length > 0) workers.push({ name: 'shared', source: entryOf(shared, { tail: WORKER_TAIL }), durableObjects: [], what: 'runtime tests' });
   if (matrix && edge.length > 0) workers.push({ name: 'edge', source: entryOf(edge, { tail: WORKER_TAIL }), durableObjects: [], what: 'edge stores' });
-  workers.push({ name: 'module-scope', source: MODULE_SCOPE_WORKER, durableObjects: [], what: 'a limiter at module scope starts' });
+  for (const { file, pkg } of moduleScopeWorkers) {
+    if (!existsSync(join(root, 'packages', pkg, 'package.json'))) continue;
+    workers.push({
+      name: `module-scope-${pkg}`,
+      source: entryOf([file], { staticFile: file, tail: WORKER_TAIL }),
+      durableObjects: [],
+      what: `@ratekit/${pkg} made at module scope`,
+      nodePaths: [join(root, 'packages', pkg, 'node_modules')],
+    });
+  }
   for (const file of only('workerd')) {
     workers.push({
       name: basename(file).replace(/\.workerd\.test\.ts$/, '.workerd'),
@@ -316,7 +330,7 @@ async function runWorkerd(binary) {
   }
   for (const worker of workers) {
     const outfile = join(dir, `${worker.name}.mjs`);
-    const problem = await bundle('workerd', worker.source, outfile);
+    const problem = await bundle('workerd', worker.source, outfile, worker.nodePaths);
     for (const date of WORKERD_DATES) {
       const label = `workerd ${date}: ${worker.what}`;
       if (problem) {
