@@ -198,10 +198,16 @@ function spawnAndCollect(command, args, options) {
   return new Promise((resolveRun) => {
     const chunks = [];
     let error;
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+    // In a process group of its own: the npm packages' launchers (node_modules/.bin/workerd) start the real binary
+    // as a child, which a kill of the launcher alone would leave running.
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const watchdog = setTimeout(() => {
       error = new Error(`killed after ${RUN_TIMEOUT_MS / 1000} s`);
-      child.kill('SIGKILL');
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
     }, RUN_TIMEOUT_MS);
     child.stdout.on('data', (chunk) => chunks.push(chunk));
     child.stderr.on('data', (chunk) => chunks.push(chunk));
