@@ -12,12 +12,13 @@
 //   x.edge.test.ts     → Bun, Deno, workerd, with the servers of services.mjs (Upstash REST before a real Redis);
 //                        jest leaves them (on Node, the store's own jest test starts the same servers)
 // On workerd, everything runs twice: on a compatibility date before 2026-02 (where setInterval returns a number)
-// and on a recent one, both with nodejs_compat; and a Worker that makes a limiter at module scope must start.
+// and on a recent one, both with nodejs_compat; and the Workers of scripts/runtimes/workers/, which make a limiter,
+// the Fetch API function or a Hono app at module scope, must start and then limit.
 //
-// Why bundles of the dists: users get the dists. esbuild resolves `@ratekit/*` through the workspace links to
-// each package's `exports` (conditions per runtime, as Worker bundlers and Deno's npm: resolution do) with every
-// `node:*` module left external, so a bare Node built-in (a stripped `node:` prefix) or a Node-only dependency
-// fails the bundle. The tests themselves are bundled from their TypeScript sources.
+// What runs is what users get: each `@ratekit/*` import resolves through its package's `exports` to the built file
+// (conditions per runtime). Bun and Deno load that file as it is, and resolve its dependencies themselves; on
+// workerd it is bundled as Worker bundlers do it, every `node:*` module external, so a bare Node built-in (a stripped
+// `node:` prefix) or a Node-only dependency fails the bundle. The test files are bundled from their TypeScript.
 //
 // A runtime whose binary cannot be had is skipped with one line, except in CI (`CI` set), where it fails.
 import { spawn, spawnSync } from 'node:child_process';
@@ -189,7 +190,6 @@ function findBinary(name) {
   return undefined;
 }
 
-/** Runs a command; its output is shown as it is, and the runner's result line is read from it. */
 /** How long one runtime's run may take before it is killed (the whole matrix takes well under a minute). */
 const RUN_TIMEOUT_MS = 5 * 60_000;
 
@@ -219,6 +219,7 @@ function spawnAndCollect(command, args, options) {
   });
 }
 
+/** Runs a runtime; its output is shown (but for workerd's per-test debug lines), and the runner's result line is read from it. */
 async function runAndRead(label, command, args, options = {}) {
   const started = Date.now();
   const child = await spawnAndCollect(command, args, options);
