@@ -18,7 +18,8 @@
 // What runs is what users get: each `@ratekit/*` import resolves through its package's `exports` to the built file
 // (conditions per runtime). Bun and Deno load that file as it is, and resolve its dependencies themselves; on
 // workerd it is bundled as Worker bundlers do it, every `node:*` module external, so a bare Node built-in (a stripped
-// `node:` prefix) or a Node-only dependency fails the bundle. The test files are bundled from their TypeScript.
+// `node:` prefix) fails the bundle and a Node API workerd lacks fails the run. The test files are bundled from their
+// TypeScript.
 //
 // A runtime whose binary cannot be had is skipped with one line, except in CI (`CI` set), where it fails.
 import { spawn, spawnSync } from 'node:child_process';
