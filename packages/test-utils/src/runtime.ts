@@ -9,6 +9,9 @@
  */
 export { ALGORITHM_TIMELINES, ask, askInTurn, BLOCK_TIMELINE, blockingLimit, freshNamespace, limits, T0, testStore } from './test-store.js';
 export type { Ask, StoreTestContext, TestStoreOptions, TimelineRow } from './test-store.js';
+// The differential suite (fast-check and the in-memory store): for edge stores that run only on their runtime (Deno KV).
+export { compareSchedule, testDifferential } from './differential.js';
+export type { DifferentialOptions, Schedule } from './differential.js';
 
 /** Where an edge test reaches the matrix's Upstash REST endpoint (a real Redis behind it): `new Redis(upstashEndpoint())`. */
 export interface UpstashEndpoint {
