@@ -1,9 +1,9 @@
 // The Deno KV store on Deno itself, with a local database in a temporary directory (run by the
-// runtime matrix: `deno run -A --unstable-kv`). The conformance suite, then what only a shared
+// runtime matrix: `deno run -A --unstable-kv`). The conformance and differential suites, then what only a shared
 // database shows: two connections to one file racing for the same key never over-admit.
 import { createLimiter, RateKitError, RateKitOptionError } from '@ratekit/core';
 import { denoKvStore, type DenoKvLike } from '@ratekit/deno-kv';
-import { ask, freshNamespace, limits, testStore } from '@ratekit/test-utils';
+import { ask, freshNamespace, limits, testDifferential, testStore } from '@ratekit/test-utils';
 
 declare const Deno: {
   openKv(path?: string): Promise<DenoKvLike & { close(): void }>;
@@ -43,6 +43,8 @@ testStore({
     });
   },
 });
+
+testDifferential({ name: 'deno-kv', makeStore: async () => denoKvStore({ kv: await connect(), prefix: ['ratekit-diff'] }) });
 
 describe('deno-kv store: two stores (two isolates) on one database', () => {
   it('admits exactly the limit when 40 decisions on one key race from two stores', async () => {

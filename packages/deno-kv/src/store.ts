@@ -143,9 +143,14 @@ export function denoKvStore(options: DenoKvStoreOptions): DenoKvStore {
     operation.check(...read.map((entry, i) => ({ key: keys[i]!, versionstamp: entry.versionstamp })));
     writes.forEach((write, i) => {
       if (write === UNCHANGED) return;
-      const ttlMs = write === undefined ? 0 : algorithms[limits[i]!.algorithm].ttlMs(write, limits[i]!, nowMs);
-      if (write === undefined || !(ttlMs > 0)) operation.delete(keys[i]!);
-      else operation.set(keys[i]!, write, { expireIn: Math.ceil(ttlMs + ttlSlackMs) });
+      if (write === undefined) {
+        operation.delete(keys[i]!);
+        return;
+      }
+      // Written even when it has just expired (the algorithms read an expired state as none, and the
+      // reported figures stay the in-memory store's); Deno KV deletes it after `expireIn`.
+      const ttlMs = Math.max(0, algorithms[limits[i]!.algorithm].ttlMs(write, limits[i]!, nowMs));
+      operation.set(keys[i]!, write, { expireIn: Math.max(1, Math.ceil(ttlMs + ttlSlackMs)) });
     });
     const { ok } = await operation.commit();
     return ok ? decision : undefined;
@@ -210,7 +215,7 @@ export function denoKvStore(options: DenoKvStoreOptions): DenoKvStore {
 /** A stored state, checked: an array of finite numbers (what the store writes), else undefined for none. */
 function stateOf(value: unknown, key: KvKey): LimitState | undefined {
   if (value === null || value === undefined) return undefined;
-  if (Array.isArray(value) && value.length > 0 && value.every((n) => typeof n === 'number' && Number.isFinite(n))) return value as LimitState;
+  if (Array.isArray(value) && value.every((n) => typeof n === 'number' && Number.isFinite(n))) return value as LimitState;
   throw new Error(`The entry ${JSON.stringify(key.map(String))} holds a value this store did not write (is another application using the same key prefix?)`);
 }
 
