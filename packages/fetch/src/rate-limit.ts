@@ -129,7 +129,7 @@ export function rateLimit(options: RateLimitOptions = {}): RateLimitFunction<Rat
     let address: string | undefined;
     if (ipHeader !== undefined) {
       address = request.headers.get(ipHeader)?.trim();
-      if (address === undefined || address === '') throw missingAddress(`the request has no \`${ipHeader}\` header (\`ipHeader\`): does every request come through the edge that sets it?`);
+      if (address === undefined || address === '') throw missingAddress(`the request has no \`${ipHeader}\` header (\`ipHeader\`; does every request come through the edge that sets it?)`);
     } else {
       if (ip === undefined)
         throw missingAddress(call === undefined || !('ip' in call) ? 'the call gave no `ip`' : `the call's \`ip\` was ${given === null ? 'null (Bun gives null for a Unix socket)' : 'empty'}`);
