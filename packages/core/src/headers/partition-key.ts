@@ -1,4 +1,4 @@
-import { sha256 } from '@noble/hashes/sha2';
+import { sha256 } from './sha256.js';
 
 /** The most keys whose partition key is remembered; the memo is emptied when full. */
 const MEMO_SIZE = 1_024;
@@ -9,7 +9,7 @@ const encoder = new TextEncoder();
 const HEX = '0123456789abcdef';
 
 /**
- * The first 12 hexadecimal digits (6 bytes) of SHA-256(text, UTF-8). Pure code (@noble/hashes),
+ * The first 12 hexadecimal digits (6 bytes) of SHA-256(text, UTF-8). Plain code (./sha256.ts),
  * synchronous and the same on every runtime: Web Crypto's `digest` is asynchronous, and
  * `node:crypto` is not on Vercel's Edge runtime nor on Workers without `nodejs_compat`.
  */
