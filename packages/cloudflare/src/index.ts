@@ -10,6 +10,6 @@
  * @module
  */
 export { durableObjectStore } from './store.js';
-export type { DurableObjectNamespaceLike, DurableObjectStore, DurableObjectStoreOptions, DurableObjectStubLike } from './store.js';
+export type { DurableObjectNamespaceLike, DurableObjectStore, DurableObjectStoreOptions, DurableObjectStubLike, ResponseLike } from './store.js';
 export { EXPIRY_SLACK_MS, RateLimitObject } from './object.js';
 export type { DurableObjectStateLike, DurableObjectStorageLike } from './object.js';

@@ -14,9 +14,10 @@
  * the whole decision; objects on different machines read Cloudflare's synchronised clocks. The
  * calling Worker's clock (frozen during its own computation) plays no part on the server clock.
  *
- * Expiry: each write raises the object's alarm (never lowers it) to the latest time any state it
- * holds is still needed (the algorithm's `ttlMs`) plus a second; when the alarm fires every state
- * has expired, and the object deletes its storage, so an idle key costs nothing.
+ * Expiry: each write raises the object's alarm (never lowers it) to the latest time, on the
+ * object's clock, any state it holds is still needed (the algorithm's `ttlMs`) plus a second; when
+ * the alarm fires every state has expired, and the object deletes its storage, so an idle key
+ * costs nothing.
  *
  * @module
  */
@@ -106,7 +107,8 @@ export class RateLimitObject {
     const { decision, writes } = evaluatePolicy(states, limits, cost, mode, nowMs);
     const puts: Record<string, LimitState> = {};
     const deletes: string[] = [];
-    let needed = -Infinity;
+    // The longest any written state is still needed, in ms from now.
+    let neededMs = -Infinity;
     writes.forEach((write, i) => {
       if (write === UNCHANGED) return;
       if (write === undefined) {
@@ -116,14 +118,15 @@ export class RateLimitObject {
       // Written even when it has just expired (the algorithms read an expired state as none, and
       // the reported figures stay the in-memory store's); the alarm deletes it.
       puts[keys[i]!] = write;
-      needed = Math.max(needed, nowMs + Math.max(0, algorithms[limits[i]!.algorithm].ttlMs(write, limits[i]!, nowMs)));
+      neededMs = Math.max(neededMs, algorithms[limits[i]!.algorithm].ttlMs(write, limits[i]!, nowMs));
     });
     // No await between the read and these writes: the input gate keeps other events out.
     const writing: Promise<unknown>[] = [];
     const putKeys = Object.keys(puts);
     for (let i = 0; i < putKeys.length; i += STORAGE_BATCH) writing.push(this.#storage.put(Object.fromEntries(putKeys.slice(i, i + STORAGE_BATCH).map((k) => [k, puts[k]]))));
     for (let i = 0; i < deletes.length; i += STORAGE_BATCH) writing.push(this.#storage.delete(deletes.slice(i, i + STORAGE_BATCH)));
-    if (needed > -Infinity) writing.push(this.#raiseAlarm(Math.ceil(needed) + EXPIRY_SLACK_MS));
+    // On the object's clock, whichever clock decided: a caller's clock (tests replaying fixed times) must not set an alarm in the past.
+    if (neededMs > -Infinity) writing.push(this.#raiseAlarm(Math.ceil((request.nowMs === undefined ? nowMs : Date.now()) + Math.max(0, neededMs)) + EXPIRY_SLACK_MS));
     await Promise.all(writing);
     return { nowMs, states: states.map((s) => s ?? null), allowed: decision.allowed };
   }

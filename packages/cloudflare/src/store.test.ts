@@ -122,22 +122,41 @@ describe('on a model of Durable Objects', () => {
     expect(model.calls() - before).toBe(4);
   });
 
-  it("raises the object's alarm to the last state's end plus the slack, and the alarm empties the storage", async () => {
-    const store = durableObjectStore({ namespace: model.namespace, clock: 'caller' });
-    const namespace = freshNamespace('alarm');
+  it("raises the object's alarm to the last state's end (on the object's clock) plus the slack, and the alarm empties the storage", async () => {
     const t0 = 1_700_000_000_000;
-    await ask(store, { namespace, limits: limits({ limit: 5, windowMs: 10_000 }), nowMs: t0 + 2_000 });
-    const entry = model.objects.get(store.objectNameFor('client', namespace))!;
-    // A fixed window of 10 s from its first request: its state is needed until its end.
-    expect(entry.storage.alarmAtMs).toBe(t0 + 2_000 + 10_000 + EXPIRY_SLACK_MS);
-    await ask(store, { namespace, limits: limits({ algorithm: 'gcra', limit: 1, windowMs: 60_000 }), nowMs: t0 + 3_000 });
-    expect(entry.storage.alarmAtMs).toBe(t0 + 3_000 + 60_000 + EXPIRY_SLACK_MS);
-    // A later, shorter state never lowers it.
-    await ask(store, { namespace, limits: limits({ limit: 5, windowMs: 10_000 }), nowMs: t0 + 4_000 });
-    expect(entry.storage.alarmAtMs).toBe(t0 + 63_000 + EXPIRY_SLACK_MS);
-    expect(entry.storage.data.size).toBe(2);
-    await entry.object.alarm();
-    expect(entry.storage.data.size).toBe(0);
+    let objectNowMs = t0;
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => objectNowMs);
+    try {
+      const store = durableObjectStore({ namespace: model.namespace });
+      const namespace = freshNamespace('alarm');
+      objectNowMs = t0 + 2_000;
+      await ask(store, { namespace, limits: limits({ limit: 5, windowMs: 10_000 }) });
+      const entry = model.objects.get(store.objectNameFor('client', namespace))!;
+      // A fixed window of 10 s from its first request: its state is needed until its end.
+      expect(entry.storage.alarmAtMs).toBe(t0 + 2_000 + 10_000 + EXPIRY_SLACK_MS);
+      objectNowMs = t0 + 3_000;
+      await ask(store, { namespace, limits: limits({ algorithm: 'gcra', limit: 1, windowMs: 60_000 }) });
+      expect(entry.storage.alarmAtMs).toBe(t0 + 3_000 + 60_000 + EXPIRY_SLACK_MS);
+      // A later, shorter state never lowers it.
+      objectNowMs = t0 + 4_000;
+      await ask(store, { namespace, limits: limits({ limit: 5, windowMs: 10_000 }) });
+      expect(entry.storage.alarmAtMs).toBe(t0 + 63_000 + EXPIRY_SLACK_MS);
+      expect(entry.storage.data.size).toBe(2);
+      await entry.object.alarm();
+      expect(entry.storage.data.size).toBe(0);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it("on the caller's clock, still sets the alarm on the object's: a replayed past time never sets one in the past", async () => {
+    const store = durableObjectStore({ namespace: model.namespace, clock: 'caller' });
+    const namespace = freshNamespace('alarm-caller');
+    const before = Date.now();
+    await ask(store, { namespace, limits: limits({ limit: 5, windowMs: 10_000 }), nowMs: 1_000 });
+    const alarmAtMs = model.objects.get(store.objectNameFor('client', namespace))!.storage.alarmAtMs!;
+    expect(alarmAtMs).toBeGreaterThanOrEqual(before + 10_000 + EXPIRY_SLACK_MS);
+    expect(alarmAtMs).toBeLessThanOrEqual(Date.now() + 10_000 + EXPIRY_SLACK_MS);
   });
 
   it('rejects with ERR_RATEKIT_STORE when the object fails, and the limiter applies onStoreError', async () => {

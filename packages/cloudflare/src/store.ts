@@ -11,9 +11,16 @@ import { decode, encode, type EvaluateReply, OBJECT_URL, objectName, type Object
 
 const STORE_NAME = 'durable-object';
 
+/** The part of a `Response` the store reads (structural, so any runtime's and any type package's `Response` fits). */
+export interface ResponseLike {
+  readonly ok: boolean;
+  readonly status: number;
+  text(): Promise<string>;
+}
+
 /** The part of a Durable Object stub the store uses. */
 export interface DurableObjectStubLike {
-  fetch(input: string, init: { method: string; body: string; headers?: Record<string, string> }): Promise<Response>;
+  fetch(input: string, init: { method: string; body: string; headers: Record<string, string> }): Promise<ResponseLike>;
 }
 
 /** The part of a `DurableObjectNamespace` binding (`env.RATE_LIMITER`) the store uses. */
