@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { consumeInAnyForm, createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, type HeaderList, type Limiter, RateKitError, rateLimitHeaders } from '@ratekit/core';
+import { consumeInAnyForm, createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, type HeaderList, headerListOf, type Limiter, RateKitError, rateLimitHeaders } from '@ratekit/core';
 import type { Context, Env, Input, MiddlewareHandler, Next } from 'hono';
 import { afterResponse } from './background.js';
 import { type KeyResult, type RateLimitOptions, resolveOptions } from './options.js';
@@ -64,48 +64,85 @@ export function rateLimit<E extends Env = Env, P extends string = string, I exte
     onError,
     refusalCache: options.refusalCache,
   });
+  // A cached refusal comes back as a value, not a Promise.
   const consume = consumeInAnyForm(limiter);
+  // Without list fields (no partition key), the header list is rebuilt only when its figures change.
+  const sharedList = listHeaders ? undefined : headerListOf(headerOptions);
   const settles = skipFailedRequests || skipSuccessfulRequests;
   const reportBackground = (error: unknown) => onError(error instanceof RateKitError ? error : new RateKitError('ERR_RATEKIT_STORE', `background work failed: ${String(error)}`, { cause: error }));
 
-  async function rateLimit(c: Ctx, next: Next): Promise<Response | undefined> {
-    if (skip !== undefined && (await skip(c))) {
-      await next();
-      return undefined;
-    }
-    let id: KeyResult;
+  // The request path is plain functions returning promises, not one `async` function: with the memory
+  // store and a synchronous key nothing is awaited, and an admitted request returns `next()`'s own
+  // promise (each `await` of a value that is not a Promise would cost a microtask turn per request).
+  function rateLimit(c: Ctx, next: Next): Promise<Response | void> {
     try {
-      id = await keyOf(c);
+      return skip === undefined ? keyed(c, next) : skipping(c, next, skip);
     } catch (error) {
-      if (error instanceof RateKitError) throw error;
-      throw new RateKitError('ERR_RATEKIT_KEY', `${keyLabel} threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      return Promise.reject(error);
     }
-    if (id === false) {
-      await next();
-      return undefined;
+  }
+
+  async function skipping(c: Ctx, next: Next, skipped: (c: Ctx) => boolean | Promise<boolean>): Promise<Response | void> {
+    if (await skipped(c)) return next();
+    return keyed(c, next);
+  }
+
+  function keyed(c: Ctx, next: Next): Promise<Response | void> {
+    let id: KeyResult | Promise<KeyResult>;
+    try {
+      id = keyOf(c);
+    } catch (error) {
+      throw keyError(error);
     }
+    if (id instanceof Promise) {
+      return id.then(
+        (resolvedId) => decide(c, next, resolvedId),
+        (error: unknown) => {
+          throw keyError(error);
+        },
+      );
+    }
+    return decide(c, next, id);
+  }
+
+  function decide(c: Ctx, next: Next, id: KeyResult): Promise<Response | void> {
+    if (id === false) return next();
     const key = toKey(id, keyLabel);
-    const decision = await (needsContext ? consume(key, { context: c }) : consume(key));
+    const decision = needsContext ? consume(key, { context: c }) : consume(key);
+    if (decision instanceof Promise) return decision.then((d) => respond(c, next, key, d));
+    return respond(c, next, key, decision);
+  }
+
+  function respond(c: Ctx, next: Next, key: string, decision: Decision): Promise<Response | void> {
     (c.set as (name: string, value: unknown) => void)(requestPropertyName, decision);
     if (onDecision !== undefined) {
       const done = onDecision(decision, c);
-      if (done instanceof Promise) await afterResponse(c, done, reportBackground);
+      if (done instanceof Promise) return afterResponse(c, done, reportBackground).then(() => answer(c, next, key, decision));
     }
+    return answer(c, next, key, decision);
+  }
 
-    if (!decision.allowed) {
-      write(c, headersFor(decision, key));
-      if (handler !== undefined) return handler(c, decision);
-      const body = typeof message === 'function' ? await message(c, decision) : (message ?? DEFAULT_REFUSAL_MESSAGE);
-      c.status(statusCode as Parameters<typeof c.status>[0]);
-      return typeof body === 'string' ? c.text(body) : c.json(body);
-    }
-
+  function answer(c: Ctx, next: Next, key: string, decision: Decision): Promise<Response | void> {
+    if (!decision.allowed) return refuse(c, key, decision);
     if (anyHeaders) write(c, headersFor(decision, key));
-    if (decision.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, decision.delayMs));
-    if (!settles) {
-      await next();
-      return undefined;
-    }
+    if (decision.delayMs > 0) return new Promise((resolve) => setTimeout(resolve, decision.delayMs)).then(() => proceed(c, next, key, decision));
+    return proceed(c, next, key, decision);
+  }
+
+  async function refuse(c: Ctx, key: string, decision: Decision): Promise<Response> {
+    write(c, headersFor(decision, key));
+    if (handler !== undefined) return handler(c, decision);
+    const body = typeof message === 'function' ? await message(c, decision) : (message ?? DEFAULT_REFUSAL_MESSAGE);
+    c.status(statusCode as Parameters<typeof c.status>[0]);
+    return typeof body === 'string' ? c.text(body) : c.json(body);
+  }
+
+  function proceed(c: Ctx, next: Next, key: string, decision: Decision): Promise<void> {
+    return settles ? settle(c, next, key, decision) : next();
+  }
+
+  /** `next()`, then the refund `skipFailedRequests`/`skipSuccessfulRequests` ask for, after the response. */
+  async function settle(c: Ctx, next: Next, key: string, decision: Decision): Promise<void> {
     let succeeded: boolean;
     try {
       await next();
@@ -116,7 +153,11 @@ export function rateLimit<E extends Env = Env, P extends string = string, I exte
       throw error;
     }
     if ((skipFailedRequests && !succeeded) || (skipSuccessfulRequests && succeeded)) await afterResponse(c, refund(c, key, decision), reportBackground);
-    return undefined;
+  }
+
+  function keyError(error: unknown): RateKitError {
+    if (error instanceof RateKitError) return error;
+    return new RateKitError('ERR_RATEKIT_KEY', `${keyLabel} threw: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 
   /** Gives the decision's cost back (background work). */
@@ -126,7 +167,7 @@ export function rateLimit<E extends Env = Env, P extends string = string, I exte
 
   function headersFor(decision: Decision, key: string): Readonly<HeaderList> {
     // draft-8+ carries the key, hashed, as `pk`, as the other adapters do.
-    return rateLimitHeaders(decision, listHeaders ? { ...headerOptions, partitionKey: key } : headerOptions);
+    return sharedList === undefined ? rateLimitHeaders(decision, { ...headerOptions, partitionKey: key }) : sharedList(decision);
   }
 
   function write(c: Ctx, headers: Readonly<HeaderList>): void {
