@@ -12,8 +12,8 @@
 //   x.edge.test.ts     → Bun, Deno, workerd, with the servers of services.mjs (Upstash REST before a real Redis);
 //                        jest leaves them (on Node, the store's own jest test starts the same servers)
 // On workerd, everything runs twice: on a compatibility date before 2026-02 (where setInterval returns a number)
-// and on a recent one, both with nodejs_compat; and the Workers of scripts/runtimes/workers/, which make a limiter,
-// the Fetch API function or a Hono app at module scope, must start and then limit.
+// and on a recent one, both with nodejs_compat; and the Workers of scripts/runtimes/workers/, which make a limiter
+// (memory store or Durable Objects), the Fetch API function or a Hono app at module scope, must start and then limit.
 //
 // What runs is what users get: each `@ratekit/*` import resolves through its package's `exports` to the built file
 // (conditions per runtime). Bun and Deno load that file as it is, and resolve its dependencies themselves; on
@@ -291,7 +291,7 @@ ${objects.length > 0 ? `  durableObjectNamespaces = [${objects.join(', ')}],\n  
 `;
 }
 
-/** `// @workerd durable-object BINDING=ClassName` lines of a workerd-only test file. */
+/** `// @workerd durable-object BINDING=ClassName` lines of a workerd-only test file or a module-scope Worker. */
 function durableObjectsOf(file) {
   return [...readFileSync(join(root, file), 'utf8').matchAll(/^\/\/ @workerd durable-object ([A-Z_][A-Z0-9_]*)=([A-Za-z_$][\w$]*)\s*$/gm)].map((m) => ({ binding: m[1], className: m[2] }));
 }
@@ -323,7 +323,7 @@ async function runWorkerd(binary) {
     workers.push({
       name: `module-scope-${pkg}`,
       source: entryOf([file], { staticFile: file, tail: WORKER_TAIL }),
-      durableObjects: [],
+      durableObjects: durableObjectsOf(file),
       what: `@ratekit/${pkg} made at module scope`,
       nodePaths: [join(root, 'packages', pkg, 'node_modules')],
     });
