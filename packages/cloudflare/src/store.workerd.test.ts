@@ -2,10 +2,11 @@
 //
 // The store and its object on workerd's real Durable Objects (the runtime matrix: this file is a
 // Worker exporting the built RateLimitObject, bound as RATEKIT_LIMITER with in-memory storage):
-// the conformance suite, one object per key and sharded, on the object's clock and the caller's.
+// the conformance suite, one object per key and sharded, on the object's clock and the caller's, and
+// the differential suite (random schedules against the in-memory store).
 import { env } from 'cloudflare:workers';
 import { durableObjectStore, type DurableObjectNamespaceLike } from '@ratekit/cloudflare';
-import { ask, freshNamespace, limits, testStore } from '@ratekit/test-utils';
+import { ask, freshNamespace, limits, testDifferential, testStore } from '@ratekit/test-utils';
 
 export { RateLimitObject } from '@ratekit/cloudflare';
 
@@ -13,6 +14,7 @@ const binding = () => env.RATEKIT_LIMITER as DurableObjectNamespaceLike;
 
 testStore({ name: 'durable-object (workerd, object clock)', clock: 'server', makeStore: () => durableObjectStore({ namespace: binding() }) });
 testStore({ name: 'durable-object (workerd, caller clock)', makeStore: () => durableObjectStore({ namespace: binding(), clock: 'caller' }) });
+testDifferential({ name: 'durable-object (workerd)', makeStore: () => durableObjectStore({ namespace: binding(), clock: 'caller' }) });
 testStore({ name: 'durable-object (workerd, 4 shards)', makeStore: () => durableObjectStore({ namespace: binding(), clock: 'caller', shards: 4 }) });
 
 describe('durable-object store on workerd', () => {
