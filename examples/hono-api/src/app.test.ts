@@ -1,5 +1,4 @@
 import { getConnInfo } from 'hono/cloudflare-workers';
-// @ts-expect-error -- the example is plain JavaScript (it runs unchanged on Node, Bun, Deno and workerd)
 import { createApp } from './app.js';
 
 /** A fixed clock: the read bucket does not refill between requests. */

@@ -67,6 +67,16 @@ describe('rateLimit (ratekit mode)', () => {
       expect(res.headers.get('retry-after')).toBe('8');
     });
 
+    it('holds a request the delay algorithm admits late for its delayMs, then serves it', async () => {
+      // One request per 200 ms, no burst: the second, at the same instant, waits 200 ms.
+      const app = appWith(rateLimit({ getConnInfo, limits: { algorithm: 'delay', limit: 1, windowMs: 200, maxDelayMs: 1_000 }, now: () => T0 }));
+      expect((await app.request('/', from('192.0.2.20'))).status).toBe(200);
+      const started = performance.now();
+      expect((await app.request('/', from('192.0.2.20'))).status).toBe(200);
+      // A timer never fires early by more than its 1 ms rounding: 195 ms leaves that margin.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(195);
+    });
+
     it('runs every algorithm', async () => {
       for (const algorithm of ['fixed-window', 'sliding-window', 'sliding-log', 'token-bucket', 'gcra'] as const) {
         const app = appWith(rateLimit({ getConnInfo, algorithm, limit: 2, windowMs: 60_000, now: () => T0 }));
