@@ -17,7 +17,7 @@
 //    import (hono, @hono/node-server, @hono/node-ws, supertest, @upstash/redis, vitest) resolves from
 //    packages/hono's devDependencies and the workspace root.
 // 3. The Redis store's tests (src/stores/redis/__tests__, which FLUSHALL) get a throwaway redis-server on a
-//    free port behind the local Upstash REST endpoint of @ratekit/test-utils (upstash-rest-server.ts,
+//    free port behind the local Upstash REST endpoint of @ratekit/test-utils (upstash-rest-server.ts, through node-redis;
 //    compiled here with esbuild), through the UPSTASH_REDIS_REST_URL/TOKEN variables they read.
 // 4. vitest run, JSON results; print the counts and every failing test. Exit 1 when a test fails that
 //    differences.json does not list (each entry is a deliberate difference, explained there and in
@@ -136,8 +136,8 @@ async function startRedisRest() {
   const { startUpstashRestServer } = await import(pathToFileURL(compiled).href);
   rmSync(compiled, { force: true });
   const redis = await startThrowawayRedis();
-  // node-redis, from packages/redis (a dependency of the workspace's Redis store).
-  const { createClient } = createRequire(join(repoRoot, 'packages', 'redis', 'package.json'))('redis');
+  // node-redis, a devDependency of packages/hono.
+  const { createClient } = require('redis');
   const client = createClient({ socket: { host: '127.0.0.1', port: redis.port } });
   await client.connect();
   const server = await startUpstashRestServer({ sendCommand: (args) => client.sendCommand(args) });
