@@ -7,8 +7,9 @@
 // 1). Each server gets a warm-up (discarded), then slices of load in sandwich
 // rounds: the bare server before and after every other row, shuffled.
 
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { formatMs, formatPercent, formatRate, formatRatio, formatSigned, renderTable } from './lib/format.mjs';
 import { CONNECTIONS, loadSlice, PIPELINING, probe, startServer } from './lib/http-load.mjs';
 import { BARE, probeProblems, selectRows, sliceProblems } from './lib/http-scenarios.mjs';
@@ -49,6 +50,13 @@ export function httpSchedule(options, env = process.env) {
   return scheduleFromEnv(options.quick ? QUICK : FULL, { rounds: 'BENCH_HTTP_ROUNDS', sliceMs: 'BENCH_HTTP_SLICE_MS', warmupMs: 'BENCH_HTTP_WARMUP_MS' }, { min: { rounds: 1, sliceMs: 100 }, env });
 }
 
+/** The Bun binary of the root devDependency `bun` (the binary itself, not node_modules/.bin's shell launcher). */
+function bunPath() {
+  const path = fileURLToPath(new URL('../node_modules/bun/bin/bun.exe', import.meta.url));
+  if (!existsSync(path)) throw new Error(`Bun is not installed (${path}): pnpm install`);
+  return path;
+}
+
 /** The packages the servers load, as resolved from bench/. */
 const PACKAGES = [
   'express',
@@ -67,6 +75,10 @@ const PACKAGES = [
   '@nestjs/platform-fastify',
   '@nestjs/throttler',
   '@ratekit/nestjs',
+  'hono',
+  '@hono/node-server',
+  '@ratekit/hono',
+  'hono-rate-limiter',
 ];
 
 function packageVersions() {
@@ -124,9 +136,11 @@ async function runFramework(fw, schedule, options, random, log) {
   try {
     log(`http, ${fw.name}: starting ${fw.rows.length} servers`);
     for (const r of fw.rows) {
-      const execArgv = [...SERVER_FLAGS];
-      if (options.cpuProfDir) execArgv.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=http-${fw.name}-${r.id}.cpuprofile`);
-      servers.set(r.id, await startServer(r.script, r.arg, { execArgv, label: `${fw.name} ${r.id}` }));
+      const onBun = r.runtime === 'bun';
+      // Bun is JavaScriptCore: V8's flags do not apply (and its idle behaviour is its own).
+      const execArgv = onBun ? [] : [...SERVER_FLAGS];
+      if (options.cpuProfDir && !onBun) execArgv.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=http-${fw.name}-${r.id}.cpuprofile`);
+      servers.set(r.id, await startServer(r.script, r.arg, { execArgv, execPath: onBun ? bunPath() : undefined, label: `${fw.name} ${r.id}` }));
     }
     for (const r of fw.rows) {
       const url = servers.get(r.id).url;

@@ -1,4 +1,6 @@
-// The demo: `pnpm demo [express|koa|fastify|nestjs|nestjs-fastify|all]` (default express).
+// The demo: `pnpm demo [express|koa|fastify|nestjs|nestjs-fastify|hono|hono-bun|hono-deno|hono-workerd|all]` (default express).
+// hono runs examples/hono-api on Node; hono-bun, hono-deno and hono-workerd run the same app on Bun, Deno and workerd
+// (the binaries of the root devDependencies bun, deno and workerd; for workerd, src/worker.js bundled with esbuild).
 // For each framework it starts that example API (examples/<framework>-api) as
 // a separate process on a free loopback port, sends it real HTTP traffic (a burst, then a steady rate, on both
 // routes), prints what was allowed and refused and one full set of response
@@ -8,14 +10,40 @@
 // headers; non-zero when the server failed or the limits did not show.
 // The server imports the built packages (dist): run `pnpm demo` from the
 // repository root, which builds first.
-import { execFileSync, fork } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 /** The example app of each framework; all of them apply the same read and write policies. */
-const FRAMEWORKS = { express: 'express-api', koa: 'koa-api', fastify: 'fastify-api', nestjs: 'nestjs-api', 'nestjs-fastify': 'nestjs-api' };
+const FRAMEWORKS = {
+  express: 'express-api',
+  koa: 'koa-api',
+  fastify: 'fastify-api',
+  nestjs: 'nestjs-api',
+  'nestjs-fastify': 'nestjs-api',
+  hono: 'hono-api',
+  'hono-bun': 'hono-api',
+  'hono-deno': 'hono-api',
+  'hono-workerd': 'hono-api',
+};
+/**
+ * Servers that are not Node processes: the binary (node_modules/.bin) and its arguments. They print
+ * `listening on http://<host>:<port>` (Bun, Deno) or listen on the port given (workerd).
+ */
+const OTHER_RUNTIMES = {
+  'hono-bun': { binary: 'bun', args: () => ['src/server.bun.js'] },
+  'hono-deno': { binary: 'deno', args: () => ['run', '--allow-net', '--allow-env', '--allow-read', '--allow-sys', 'src/server.deno.js'] },
+  'hono-workerd': { binary: 'workerd', args: (port) => ['serve', 'workerd.capnp', '--socket-addr', `http=127.0.0.1:${port}`], bundle: { entry: 'src/worker.js', outfile: 'dist/worker.js' } },
+};
+/**
+ * Headers every demo request carries, per framework. workerd runs the app as a Worker, whose client address is
+ * `cf-connecting-ip`; Cloudflare's edge sets it, and locally there is no edge, so the demo sends it as the edge would.
+ */
+const REQUEST_HEADERS = { 'hono-workerd': { 'cf-connecting-ip': '127.0.0.1' } };
 /** Examples written in TypeScript (Nest's decorators): compiled by their own `tsc -p` before they start, and started from their build. */
 const BUILT = { 'nestjs-api': { tsconfig: 'tsconfig.json', server: 'dist/main.js' } };
 /** Per framework, the environment its server is started with besides PORT and HOST. */
@@ -82,13 +110,14 @@ async function main() {
 
 async function demo(framework) {
   build(framework);
-  const server = await startServer(framework);
+  const server = framework in OTHER_RUNTIMES ? await startOtherRuntime(framework) : await startServer(framework);
   const env = Object.entries(ENV[framework] ?? {})
     .map(([name, value]) => `, ${name}=${value}`)
     .join('');
-  console.log(`ratekit demo: examples/${FRAMEWORKS[framework]} on http://127.0.0.1:${server.port} (server pid ${server.child.pid}${env})\n`);
+  const runtime = server.runtime === undefined ? '' : ` on ${server.runtime}`;
+  console.log(`ratekit demo: examples/${FRAMEWORKS[framework]}${runtime} on http://127.0.0.1:${server.port} (server pid ${server.child.pid}${env})\n`);
   try {
-    const results = await Promise.all(PLAN.map((route) => drive(server.port, route)));
+    const results = await Promise.all(PLAN.map((route) => drive(server.port, route, REQUEST_HEADERS[framework] ?? {})));
     return report(results, expectedHeadersOf(framework));
   } finally {
     await stopServer(server.child);
@@ -131,13 +160,88 @@ function startServer(framework) {
 async function stopServer(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await Promise.race([exited, sleep(3_000).then(() => child.kill('SIGKILL'))]);
+  // The npm launchers of bun, deno and workerd start the real binary as a child: those servers run in a process
+  // group of their own, and the group is stopped.
+  const kill = (signal) => {
+    try {
+      if (child.spawnargs[0]?.includes('node_modules')) process.kill(-child.pid, signal);
+      else child.kill(signal);
+    } catch {
+      child.kill(signal);
+    }
+  };
+  kill('SIGTERM');
+  await Promise.race([exited, sleep(3_000).then(() => kill('SIGKILL'))]);
+}
+
+/**
+ * Starts the example on Bun, Deno or workerd (the root devDependencies' binaries, node_modules/.bin), in the
+ * example's directory, and resolves once it answers GET /health. workerd serves the Worker bundled here.
+ */
+async function startOtherRuntime(framework) {
+  const { binary, args, bundle } = OTHER_RUNTIMES[framework];
+  const dir = exampleDir(framework);
+  const path = fileURLToPath(new URL(`../node_modules/.bin/${binary}`, import.meta.url));
+  if (!existsSync(path)) throw new Error(`${binary} is not installed (node_modules/.bin/${binary}): run pnpm install`);
+  if (bundle !== undefined) {
+    const esbuild = createRequire(import.meta.url)('esbuild');
+    await esbuild.build({
+      entryPoints: [`${dir}${bundle.entry}`],
+      outfile: `${dir}${bundle.outfile}`,
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      target: 'es2022',
+      mainFields: ['module', 'main'],
+      conditions: ['workerd', 'worker', 'browser', 'import'],
+      external: ['node:*', 'cloudflare:*'],
+      logLevel: 'error',
+    });
+  }
+  const port = await freePort();
+  const child = spawn(path, args(port), { cwd: dir, env: { ...process.env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  let banner = '';
+  child.stdout.on('data', (chunk) => {
+    banner += chunk;
+  });
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(`exited (code ${code}, signal ${signal})`)));
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS * 3;
+  for (;;) {
+    const answer = await Promise.race([exited, request(port, 'GET', '/health', undefined, REQUEST_HEADERS[framework] ?? {}).catch(() => undefined)]);
+    if (typeof answer === 'string') throw new Error(`${binary} ${answer} before answering: ${banner.trim()}`);
+    if (answer?.status === 200) break;
+    if (Date.now() > deadline) {
+      await stopServer(child);
+      throw new Error(`${binary} did not answer GET /health within ${(STARTUP_TIMEOUT_MS * 3) / 1000} s`);
+    }
+    await sleep(100);
+  }
+  const runtime = banner.match(/\((Bun [^)]+|Deno [^)]+)\)/)?.[1] ?? (versionOf(path) || binary);
+  return { child, port, runtime };
+}
+
+function versionOf(path) {
+  try {
+    return execFileSync(path, ['--version'], { encoding: 'utf8' }).trim().split('\n')[0];
+  } catch {
+    return '';
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 /** Sends one route's burst, then its steady rate; returns the counts and one 200 and one 429. */
-async function drive(port, route) {
-  const send = () => request(port, route.method, route.path, route.method === 'POST' ? { name: 'demo' } : undefined);
+async function drive(port, route, headers) {
+  const send = () => request(port, route.method, route.path, route.method === 'POST' ? { name: 'demo' } : undefined, headers);
   const phases = [];
 
   const burst = await Promise.all(Array.from({ length: route.burst }, send));
@@ -167,7 +271,7 @@ async function drive(port, route) {
 }
 
 /** One HTTP request with node:http, keeping the raw headers as sent. */
-function request(port, method, path, body) {
+function request(port, method, path, body, extraHeaders = {}) {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -177,7 +281,7 @@ function request(port, method, path, body) {
         method,
         path,
         agent,
-        headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        headers: { ...extraHeaders, ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }) },
       },
       (res) => {
         const chunks = [];

@@ -6,7 +6,9 @@
 //   2. jest: unit, property, integration and store tests (test/setup starts the servers it needs)
 //   3. build every package (ESM + CJS + types) and check the packaging with publint and attw; then
 //      the packed types as an app compiles them (scripts/type-tests.mjs)
-//   4. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0;
+//   4. the runtime matrix (scripts/runtimes): the runtime tests, bundled from the builds, on Bun, Deno and workerd
+//      (Node 20 and 24 run them in step 2, CI running `pnpm test` once on each)
+//   5. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0;
 //      express-rate-limit's, express-slow-down's and @nestjs/throttler's, which they do not publish, when
 //      fetched into packages/express/.upstream and packages/nestjs/.upstream)
 import { spawnSync } from 'node:child_process';
@@ -20,11 +22,13 @@ const steps = [
   ['build', 'pnpm', ['build']],
   ['package checks', 'pnpm', ['check:packages']],
   ['type tests (packed types, tsc --strict, node16 + bundler; @fastify/rate-limit 11.2.0 index.tst.ts)', 'node', ['scripts/type-tests.mjs']],
+  ['runtime matrix: runtime tests and edge stores, built, on Bun, Deno and workerd (Node: the jest step)', 'node', ['scripts/runtimes/run.mjs']],
   ['@fastify/rate-limit 11.2.0 suite', 'node', ['packages/fastify/upstream/run.mjs']],
   ['koa-ratelimit 6.0.0 specs (skipped unless fetched into packages/koa/.upstream)', 'node', ['packages/koa/upstream/run.mjs']],
   ["express-rate-limit v8.6.2's own tests (skipped unless fetched into packages/express/.upstream)", 'node', ['packages/express/upstream/run.mjs']],
   ["express-slow-down 3.1.0's own tests (skipped unless fetched into packages/express/.upstream/express-slow-down)", 'node', ['packages/express/upstream/slow-down.mjs']],
   ["@nestjs/throttler's own tests (skipped unless fetched into packages/nestjs/.upstream)", 'node', ['packages/nestjs/upstream/run.mjs']],
+  ["hono-rate-limiter's own tests (skipped unless fetched into packages/hono/.upstream)", 'node', ['packages/hono/upstream/run.mjs']],
 ];
 
 for (const [name, command, args] of steps) {

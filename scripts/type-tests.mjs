@@ -4,10 +4,10 @@
 //
 //   node scripts/type-tests.mjs [--keep] [--tarballs <dir>] [--control]      (after `pnpm build`)
 //
-// 1. `pnpm pack` @ratekit/core, express, koa and fastify, and unpack each tarball into a temp project's
+// 1. `pnpm pack` @ratekit/core, express, koa, fastify, fetch and hono, and unpack each tarball into a temp project's
 //    node_modules (what `npm install <tarball>` lays down); the frameworks and their type packages are
 //    linked in from the workspace. `--tarballs <dir>` takes tarballs packed earlier instead.
-// 2. The probes (packages/{express,koa,fastify}/type-tests/*.cts|*.mts, ours): `import x = require()`,
+// 2. The probes (packages/{express,koa,fastify,fetch,hono}/type-tests/*.cts|*.mts, ours): `import x = require()`,
 //    default and named imports, http2, custom stores, and `// @ts-expect-error` lines for wrong usage
 //    (an expected error that does not come is itself an error, so the probes can fail). One `tsc` run
 //    per resolution: node16 (`.cts` files compile as CommonJS, `.mts` as ESM) and bundler.
@@ -31,8 +31,8 @@ const keep = args.includes('--keep');
 const control = args.includes('--control');
 const subject = control ? '@fastify/rate-limit' : '@ratekit/fastify';
 const tarballsArg = args.indexOf('--tarballs');
-const packages = ['core', 'express', 'koa', 'fastify'];
-const adapters = ['express', 'koa', 'fastify'];
+const packages = ['core', 'express', 'koa', 'fastify', 'fetch', 'hono'];
+const adapters = ['express', 'koa', 'fastify', 'fetch', 'hono'];
 
 /** What the probes and the upstream test import besides ours, linked from where the workspace installed it. */
 const linked = {
@@ -46,6 +46,8 @@ const linked = {
   '@types/koa': 'packages/koa',
   ioredis: 'packages/fastify',
   fastify: 'packages/fastify',
+  hono: 'packages/hono',
+  '@upstash/redis': 'packages/hono', // the client RedisStore (hono-rate-limiter's) is typed against
 };
 
 const work = mkdtempSync(join(tmpdir(), 'ratekit-types-'));

@@ -14,12 +14,12 @@ export const PIPELINING = 1;
 const SAMPLE_MS = 100;
 
 /**
- * Starts one server process: `node <script> <scenario>`, listening on loopback.
+ * Starts one server process: `node <script> <scenario>` (or `execPath`, e.g. Bun), listening on loopback.
  * @returns {Promise<{ port: number, url: string, pid: number, usage: () => Promise<number>, close: () => Promise<void> }>}
  *   `usage()`: the server's CPU time so far (user + system), µs
  */
-export async function startServer(script, scenario, { execArgv = [], env, label = `${script} ${scenario}` } = {}) {
-  const child = startChild(script, { args: [scenario], execArgv, env, label });
+export async function startServer(script, scenario, { execArgv = [], execPath, env, label = `${script} ${scenario}` } = {}) {
+  const child = startChild(script, { args: [scenario], execArgv, execPath, env, label });
   try {
     const { port } = await child.request({ cmd: 'listen' });
     return {

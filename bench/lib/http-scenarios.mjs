@@ -15,40 +15,45 @@ export const BARE = 'bare';
  * has spent the one allowed request). `ours`: a ratekit row, judged against
  * the targets; `passId`: the pass row a reject row is compared with.
  */
-function row(framework, id, { limiter, scenario = '', script, arg, expect, ours = false, reference = false, passId, dropInFloor = false }) {
-  return { id, framework, limiter, scenario, script: new URL(`${script}.mjs`, SERVERS).pathname, arg, expect, ours, reference, passId, dropInFloor };
+function row(framework, id, { limiter, scenario = '', script, arg, expect, ours = false, reference = false, passId, dropInFloor = false, limitHeader = 'x-ratelimit-limit', runtime = 'node' }) {
+  return { id, framework, limiter, scenario, script: new URL(`${script}.mjs`, SERVERS).pathname, arg, expect, ours, reference, passId, dropInFloor, limitHeader, runtime };
 }
 
 /** What the `noop` row is called where it is not a middleware. */
 const NOOP_LABELS = { fastify: 'no-op hook', 'nestjs-express': 'no-op guard', 'nestjs-fastify': 'no-op guard' };
 
 /**
- * Bare, no-op, then pass and reject rows for each limiter `[idPrefix, label, script, argPrefix, ours, dropInFloor]`.
+ * Bare, no-op, then pass and reject rows for each limiter `[idPrefix, label, script, argPrefix, ours, dropInFloor, limitHeader]`.
+ * `limitHeader`: the header carrying the limit, which the probe checks (default `X-RateLimit-Limit`; hono-rate-limiter
+ * sends draft-6 `RateLimit-Limit` only). `options.scripts`: the prefix of the bare script (default the framework's name);
+ * `options.runtime`: `'node'` or `'bun'`, the program every server of the framework runs on.
  * `dropInFloor`: a reference row, the cheapest peer plus what the incumbent's contract adds, which our
  * rows are also read against (not a peer: never the one to beat).
  */
-function framework(name, limiters) {
+function framework(name, limiters, { scripts = name, runtime = 'node' } = {}) {
+  const rt = { runtime };
   const rows = [
-    row(name, BARE, { limiter: 'bare', script: `${name}-bare`, arg: 'bare', expect: 'plain', reference: true }),
+    row(name, BARE, { limiter: 'bare', script: `${scripts}-bare`, arg: 'bare', expect: 'plain', reference: true, ...rt }),
     // The method's self-check: an identical bare server measured as a row. Its Δ is the schedule's own offset.
-    row(name, 'bare2', { limiter: 'bare, 2nd process', script: `${name}-bare`, arg: 'bare', expect: 'plain', reference: true }),
-    row(name, 'noop', { limiter: NOOP_LABELS[name] ?? 'no-op middleware', script: `${name}-bare`, arg: 'noop', expect: 'plain', reference: true }),
+    row(name, 'bare2', { limiter: 'bare, 2nd process', script: `${scripts}-bare`, arg: 'bare', expect: 'plain', reference: true, ...rt }),
+    row(name, 'noop', { limiter: NOOP_LABELS[name] ?? 'no-op middleware', script: `${scripts}-bare`, arg: 'noop', expect: 'plain', reference: true, ...rt }),
     // The floor of a limiter with the adapters' default headers (lib/http-minimal.mjs): not judged, read the adapters against it.
-    row(name, 'minimal', { limiter: 'minimal limiter (floor)', script: `${name}-bare`, arg: 'minimal', expect: 'pass', reference: true }),
+    row(name, 'minimal', { limiter: 'minimal limiter (floor)', script: `${scripts}-bare`, arg: 'minimal', expect: 'pass', reference: true, ...rt }),
     // The same refusing every request (limit 1) the framework's own way (Fastify: through its error handling, as the
     // adapters must): the floor of a refusal, read beside the minimal pass.
     row(name, 'minimal-reject', {
       limiter: 'minimal limiter (floor), refusing',
       scenario: 'reject',
-      script: `${name}-bare`,
+      script: `${scripts}-bare`,
       arg: 'minimal-reject',
       expect: 'reject',
       reference: true,
       passId: 'minimal',
+      ...rt,
     }),
   ];
-  for (const [prefix, label, script, argPrefix, ours, dropInFloor = false] of limiters) {
-    const kind = { ours, reference: dropInFloor, dropInFloor };
+  for (const [prefix, label, script, argPrefix, ours, dropInFloor = false, limitHeader = undefined] of limiters) {
+    const kind = { ours, reference: dropInFloor, dropInFloor, limitHeader, ...rt };
     rows.push(row(name, `${prefix}-pass`, { limiter: label, scenario: 'pass', script, arg: `${argPrefix}pass`, expect: 'pass', ...kind }));
     rows.push(row(name, `${prefix}-reject`, { limiter: label, scenario: 'reject', script, arg: `${argPrefix}reject`, expect: 'reject', passId: `${prefix}-pass`, ...kind }));
   }
@@ -77,6 +82,22 @@ export const FRAMEWORKS = [
     ['incumbent', 'koa-ratelimit', 'koa-koa-ratelimit', '', false],
     ['rlflex', 'rate-limiter-flexible, minimal middleware', 'koa-rate-limiter-flexible', '', false],
   ]),
+  // Hono 4 on Node (@hono/node-server) and on Bun (Bun.serve), the same scripts (lib/http-hono.mjs): the
+  // drop-in and ratekit mode against hono-rate-limiter, which sends draft-6 headers only.
+  ...[
+    ['hono', 'node'],
+    ['hono-bun', 'bun'],
+  ].map(([name, runtime]) =>
+    framework(
+      name,
+      [
+        ['ratekit', '@ratekit/hono, rateLimiter (drop-in)', 'hono-ratekit', '', true, false, 'ratelimit-limit'],
+        ['ratekit-core', '@ratekit/hono, rateLimit (ratekit mode)', 'hono-ratekit', 'core-', true, false, 'ratelimit-limit'],
+        ['incumbent', 'hono-rate-limiter', 'hono-hono-rate-limiter', '', false, false, 'ratelimit-limit'],
+      ],
+      { scripts: 'hono', runtime },
+    ),
+  ),
   // NestJS 11 on each of its platforms (lib/http-nest.mjs): the bare row is a bare Nest app, the
   // no-op and minimal rows are global guards, and the limiters are throttler guards.
   ...['express', 'fastify'].map((platform) =>
@@ -106,12 +127,12 @@ export function selectRows(variants) {
 /** The sanity problems of a probe (one request before any load, two for a reject row), or []. */
 export function probeProblems(r, first, second) {
   const problems = [];
-  const limitHeader = first.headers['x-ratelimit-limit'];
+  const limitHeader = first.headers[r.limitHeader ?? 'x-ratelimit-limit'];
   if (first.status !== 200 || first.body !== 'hello world') problems.push(`probe: ${first.status} ${JSON.stringify(first.body.slice(0, 40))}`);
-  if (r.expect === 'plain' && limitHeader !== undefined) problems.push(`probe: unexpected X-RateLimit-Limit ${limitHeader}`);
-  if (r.expect === 'pass' && limitHeader !== '1000000000') problems.push(`probe: X-RateLimit-Limit ${limitHeader}, expected 1000000000`);
+  if (r.expect === 'plain' && limitHeader !== undefined) problems.push(`probe: unexpected ${r.limitHeader} ${limitHeader}`);
+  if (r.expect === 'pass' && limitHeader !== '1000000000') problems.push(`probe: ${r.limitHeader} ${limitHeader}, expected 1000000000`);
   if (r.expect === 'reject') {
-    if (limitHeader !== '1') problems.push(`probe: X-RateLimit-Limit ${limitHeader}, expected 1`);
+    if (limitHeader !== '1') problems.push(`probe: ${r.limitHeader} ${limitHeader}, expected 1`);
     if (second === undefined || second.status !== 429) problems.push(`second probe: ${second?.status}, expected 429`);
     else if (second.headers['retry-after'] === undefined) problems.push('second probe: 429 without Retry-After');
   }

@@ -1,4 +1,6 @@
 import { defineConfig } from 'tsup';
 import { base } from '../../tsup.base';
 
-export default defineConfig(base);
+// Two entries: the TCP store (index) and the Upstash store (upstash), which shares the Lua and the
+// decision protocol but none of the Node-only code (node:crypto, cluster-key-slot).
+export default defineConfig({ ...base, entry: ['src/index.ts', 'src/upstash.ts'] });

@@ -70,3 +70,56 @@ describe('diagnostics_channel events', () => {
     ]);
   });
 });
+
+describe('where the runtime has no node:diagnostics_channel', () => {
+  const { getBuiltinModule } = process;
+  afterEach(() => {
+    process.getBuiltinModule = getBuiltinModule;
+  });
+
+  /** events.ts and the limiter, loaded afresh while `process.getBuiltinModule` is `replaced`. */
+  function loadWith(replaced: typeof process.getBuiltinModule | undefined): { events: typeof import('./events.js'); limiter: typeof import('./limiter.js') } {
+    (process as { getBuiltinModule?: unknown }).getBuiltinModule = replaced;
+    let loaded: ReturnType<typeof loadWith> | undefined;
+    jest.isolateModules(() => {
+      loaded = { events: require('./events.js'), limiter: require('./limiter.js') };
+    });
+    process.getBuiltinModule = getBuiltinModule;
+    return loaded!;
+  }
+
+  it('decides as usual with channels nobody can subscribe to (no process.getBuiltinModule: Node < 20.16, an edge runtime)', () => {
+    const { events, limiter } = loadWith(undefined);
+    expect(events.decisionChannel.hasSubscribers).toBe(false);
+    const listener = jest.fn();
+    diagnostics_channel.subscribe(CHANNELS.decision, listener);
+    try {
+      const made = limiter.createLimiter({ limits: { limit: 1, windowMs: 1_000 }, now: () => 0 });
+      expect(sync(made.consume('k')).allowed).toBe(true);
+      expect(sync(made.consume('k')).allowed).toBe(false);
+      expect(events.decisionChannel.hasSubscribers).toBe(false);
+    } finally {
+      diagnostics_channel.unsubscribe(CHANNELS.decision, listener);
+    }
+    expect(listener).not.toHaveBeenCalled();
+  });
+
+  it('decides as usual when asking for the module throws (a runtime that refuses it)', () => {
+    const { events, limiter } = loadWith(() => {
+      throw new Error('No such built-in module: node:diagnostics_channel');
+    });
+    expect(events.storeErrorChannel.hasSubscribers).toBe(false);
+    expect(sync(limiter.createLimiter({ limits: { limit: 1, windowMs: 1_000 }, now: () => 0 }).consume('k')).allowed).toBe(true);
+  });
+
+  it('publishes on the channels of process.getBuiltinModule where the runtime has it', () => {
+    const { events } = loadWith(getBuiltinModule);
+    const listener = jest.fn();
+    diagnostics_channel.subscribe(CHANNELS.decision, listener);
+    try {
+      expect(events.decisionChannel.hasSubscribers).toBe(true);
+    } finally {
+      diagnostics_channel.unsubscribe(CHANNELS.decision, listener);
+    }
+  });
+});

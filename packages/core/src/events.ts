@@ -1,10 +1,16 @@
-import diagnostics_channel from 'node:diagnostics_channel';
 import type { RateKitError } from './errors.js';
 
 /**
  * Events on `node:diagnostics_channel`, as undici and Fastify publish theirs.
  * Nothing is built or published while a channel has no subscriber, so the
  * decision path costs one `hasSubscribers` read per call.
+ *
+ * The module is taken with `process.getBuiltinModule` (Node ≥ 20.16 and
+ * ≥ 22.3, Bun, Deno 2, and Cloudflare Workers with `nodejs_compat`), never
+ * imported: a runtime without it (Workers without `nodejs_compat`, Vercel's
+ * Edge runtime, a browser, Node before 20.16) then runs core unchanged, with
+ * channels that never have a subscriber, and a bundler has no `node:` import
+ * to resolve.
  *
  * @example
  * ```ts
@@ -70,6 +76,29 @@ export interface MemoryEvictEvent {
   readonly size: number;
 }
 
-export const decisionChannel = diagnostics_channel.channel(CHANNELS.decision);
-export const storeErrorChannel = diagnostics_channel.channel(CHANNELS.storeError);
-export const memoryEvictChannel = diagnostics_channel.channel(CHANNELS.memoryEvict);
+/** What core uses of a `node:diagnostics_channel` channel. */
+export interface EventChannel {
+  readonly hasSubscribers: boolean;
+  publish(message: unknown): void;
+}
+
+/** Stands in for every channel where the runtime has no `node:diagnostics_channel`: nobody can subscribe to it. */
+const INERT: EventChannel = { hasSubscribers: false, publish() {} };
+
+type DiagnosticsChannel = { channel(name: string): EventChannel };
+
+/** `node:diagnostics_channel` where the runtime has it (see above), else undefined; never throws. */
+function diagnosticsChannel(): DiagnosticsChannel | undefined {
+  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  try {
+    const found = typeof process?.getBuiltinModule === 'function' ? process.getBuiltinModule('node:diagnostics_channel') : undefined;
+    return typeof (found as Partial<DiagnosticsChannel> | undefined)?.channel === 'function' ? (found as DiagnosticsChannel) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const channels = diagnosticsChannel();
+export const decisionChannel: EventChannel = channels?.channel(CHANNELS.decision) ?? INERT;
+export const storeErrorChannel: EventChannel = channels?.channel(CHANNELS.storeError) ?? INERT;
+export const memoryEvictChannel: EventChannel = channels?.channel(CHANNELS.memoryEvict) ?? INERT;

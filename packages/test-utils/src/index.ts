@@ -35,3 +35,7 @@ export { memcachedService, startMemcached } from './memcached-server.js';
 export type { LocalMemcached, StartMemcachedOptions } from './memcached-server.js';
 export { checkWrongOptions, describeValue, nonFiniteHeaders, wrongOptionProblem, wrongValue } from './wrong-options.js';
 export type { WrongOptionOutcome, WrongOptionsCheck } from './wrong-options.js';
+export { startUpstashRestServer } from './upstash-rest-server.js';
+export type { UpstashRestServer, UpstashRestServerOptions } from './upstash-rest-server.js';
+export { upstashEndpoint } from './runtime.js';
+export type { UpstashEndpoint } from './runtime.js';

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { partitionKey } from './partition-key';
 
 describe('partitionKey', () => {
@@ -35,5 +36,15 @@ describe('partitionKey', () => {
     for (let i = 0; i < 2_000; i++) partitionKey(`key-${i}`);
     expect(partitionKey('foo')).toBe(first);
     expect(partitionKey('key-3')).toBe(Buffer.from(createHash('sha256').update('key-3').digest('hex').slice(0, 12)).toString('base64'));
+  });
+
+  it('hashes any string as node:crypto does (lone surrogates as U+FFFD), without node:crypto itself', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.string({ maxLength: 300 })), (key) => {
+        const hex = createHash('sha256').update(key, 'utf8').digest('hex').slice(0, 12);
+        expect(partitionKey(key)).toBe(Buffer.from(hex, 'ascii').toString('base64'));
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });

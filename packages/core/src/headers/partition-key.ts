@@ -1,15 +1,24 @@
-import * as crypto from 'node:crypto';
+import { sha256 } from './sha256.js';
 
 /** The most keys whose partition key is remembered; the memo is emptied when full. */
 const MEMO_SIZE = 1_024;
 
 let memo = new Map<string, string>();
 
-/** SHA-256 as hex: the one-shot `crypto.hash` where the runtime has it (Node ≥ 20.12), else `createHash`. */
-const sha256Hex: (data: string) => string =
-  typeof (crypto as { hash?: unknown }).hash === 'function'
-    ? (data) => (crypto as unknown as { hash(algorithm: string, data: string, encoding: 'hex'): string }).hash('sha256', data, 'hex')
-    : (data) => crypto.createHash('sha256').update(data).digest('hex');
+const encoder = new TextEncoder();
+const HEX = '0123456789abcdef';
+
+/**
+ * The first 12 hexadecimal digits (6 bytes) of SHA-256(text, UTF-8). Plain code (./sha256.ts),
+ * synchronous and the same on every runtime: Web Crypto's `digest` is asynchronous, and
+ * `node:crypto` is not on Vercel's Edge runtime nor on Workers without `nodejs_compat`.
+ */
+function sha256Hex12(text: string): string {
+  const digest = sha256(encoder.encode(text));
+  let hex = '';
+  for (let i = 0; i < 6; i++) hex += HEX[digest[i]! >> 4]! + HEX[digest[i]! & 15]!;
+  return hex;
+}
 
 /**
  * The draft-8 partition key (`pk`) for a limiter key, exactly as
@@ -21,7 +30,7 @@ const sha256Hex: (data: string) => string =
  *
  * Returns the Byte Sequence's base64 content only; the caller writes the
  * surrounding colons (`pk=:MmMyNmI0NmI2OGZm:`). Results for recent keys are
- * memoised (at most 1,024 keys), since the hash costs about a microsecond.
+ * memoised (at most 1,024 keys), since the hash costs a microsecond or two.
  *
  * @see https://github.com/express-rate-limit/express-rate-limit `source/headers.ts`, `getPartitionKey`
  * @example
@@ -33,7 +42,7 @@ const sha256Hex: (data: string) => string =
 export function partitionKey(key: string): string {
   let value = memo.get(key);
   if (value === undefined) {
-    value = btoa(sha256Hex(key).slice(0, 12));
+    value = btoa(sha256Hex12(key));
     if (memo.size >= MEMO_SIZE) memo = new Map();
     memo.set(key, value);
   }

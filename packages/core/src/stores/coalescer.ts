@@ -1,6 +1,13 @@
 import { RateKitOptionError } from '../errors.js';
 import { assertInteger } from '../validate.js';
 
+/**
+ * The check phase: `setImmediate` (Node, Bun, Deno, and Cloudflare Workers with `nodejs_compat`);
+ * where a runtime has none (Workers without `nodejs_compat`, Vercel's Edge runtime), the next
+ * macrotask, `setTimeout(…, 0)`, which also runs after the I/O callbacks already due.
+ */
+const checkPhase: (callback: () => void) => unknown = typeof setImmediate === 'function' ? (callback) => setImmediate(callback) : (callback) => setTimeout(callback, 0);
+
 /** A decision waiting for its batch: what a {@link TurnCoalescer} holds. */
 export interface Pending {
   /** Fails the decision (its batch could not be sent). */
@@ -204,7 +211,7 @@ export function turnCoalescer<T extends Pending>(options: TurnCoalescerOptions<T
     first() {
       if (scheduled) return false;
       scheduled = true;
-      setImmediate(endOfTurn);
+      checkPhase(endOfTurn);
       return open;
     },
     add(item) {

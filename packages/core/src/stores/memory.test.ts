@@ -139,49 +139,65 @@ describe('memoryStore', () => {
     });
   });
 
-  describe('timers', () => {
-    afterEach(() => {
-      jest.restoreAllMocks();
-      jest.useRealTimers();
-    });
+  describe('pruning without a timer', () => {
+    afterEach(() => jest.restoreAllMocks());
 
-    it('uses one unref’d interval for the whole store and no timer per key', () => {
-      const setIntervalSpy = jest.spyOn(globalThis, 'setInterval');
-      const setTimeoutSpy = jest.spyOn(globalThis, 'setTimeout');
-      const clearIntervalSpy = jest.spyOn(globalThis, 'clearInterval');
-      const timed = memoryStore({ maxKeys: 1_000, pruneIntervalMs: 60_000 });
-      expect(setIntervalSpy).toHaveBeenCalledTimes(1);
-      const interval = setIntervalSpy.mock.results[0]!.value as NodeJS.Timeout;
-      expect(interval.hasRef()).toBe(false);
+    it('starts no timer, at construction or while deciding (a Worker refuses one at module scope)', () => {
+      const timers = (['setInterval', 'setTimeout', 'setImmediate'] as const).map((name) => jest.spyOn(globalThis, name));
+      const timed = memoryStore({ maxKeys: 1_000, pruneIntervalMs: 1_000 });
       const limiter = createLimiter({ limits: [fivePerSecond, { algorithm: 'gcra', limit: 5, windowMs: 1_000 }], store: timed, now });
-      for (let i = 0; i < 200; i++) sync(limiter.consume(`key-${i}`));
-      expect(setIntervalSpy).toHaveBeenCalledTimes(1);
-      expect(setTimeoutSpy).not.toHaveBeenCalled();
+      for (let i = 0; i < 200; i++) {
+        t = T0 + i * 100; // 20 s: the store prunes about 20 times
+        sync(limiter.consume(`key-${i}`));
+        sync(limiter.peek(`key-${i}`));
+      }
+      for (const timer of timers) expect(timer).not.toHaveBeenCalled();
       timed.dispose();
-      expect(clearIntervalSpy).toHaveBeenCalledWith(interval);
       expect(timed.size).toBe(0);
     });
 
-    it('prunes expired keys every pruneIntervalMs', () => {
-      jest.useFakeTimers({ now: T0 });
+    it('prunes expired keys on the first decision at or after every pruneIntervalMs of the caller’s clock', () => {
       const timed = memoryStore({ maxKeys: 100, pruneIntervalMs: 1_000 });
-      expect(jest.getTimerCount()).toBe(1);
-      const limiter = createLimiter({ limits: { limit: 5, windowMs: 500 }, store: timed, now: () => Date.now() });
-      sync(limiter.consume('a'));
+      const limiter = createLimiter({ limits: { limit: 5, windowMs: 500 }, store: timed, now });
+      sync(limiter.consume('a')); // the first decision: the interval starts at T0
       sync(limiter.consume('b'));
-      expect(jest.getTimerCount()).toBe(1);
-      jest.advanceTimersByTime(999);
       expect(timed.size).toBe(2);
-      jest.advanceTimersByTime(1);
-      expect(timed.size).toBe(0);
-      timed.dispose();
-      expect(jest.getTimerCount()).toBe(0);
+      t = T0 + 999; // both expired at T0 + 500, but no prune is due yet
+      sync(limiter.peek('c'));
+      expect(timed.size).toBe(2);
+      t = T0 + 1_000; // due: 'a' and 'b' are dropped before 'c' is decided
+      sync(limiter.consume('c'));
+      expect(timed.size).toBe(1);
+      t = T0 + 1_999; // 'c' expired at T0 + 1_500; the next prune is due at T0 + 2_000
+      sync(limiter.consume('d'));
+      expect(timed.size).toBe(2);
+      t = T0 + 2_000;
+      sync(limiter.consume('d'));
+      expect(timed.size).toBe(1);
     });
 
-    it('starts no timer when pruneIntervalMs is 0', () => {
-      jest.useFakeTimers({ now: T0 });
-      memoryStore({ pruneIntervalMs: 0, maxKeys: 10 });
-      expect(jest.getTimerCount()).toBe(0);
+    it('prunes on every kind of decision: a policy, a blocked limit, peek and refund', () => {
+      for (const decide of [(l: Limiter) => l.consume('new'), (l: Limiter) => l.peek('new'), (l: Limiter) => l.refund('new')]) {
+        for (const limits of [fivePerSecond, [fivePerSecond, { algorithm: 'gcra', limit: 5, windowMs: 1_000 }], { ...fivePerSecond, blockDurationMs: 1_000 }] as Array<LimitOptions | LimitOptions[]>) {
+          t = T0;
+          const timed = memoryStore({ maxKeys: 100, pruneIntervalMs: 60_000 });
+          const limiter = createLimiter({ limits, store: timed, now });
+          sync(limiter.consume('old'));
+          t = T0 + 60_000;
+          sync(decide(limiter));
+          expect(timed.prune(t)).toBe(0); // 'old' went with the due prune
+        }
+      }
+    });
+
+    it('never prunes when pruneIntervalMs is 0: expired keys wait for the LRU', () => {
+      const kept = memoryStore({ pruneIntervalMs: 0, maxKeys: 10 });
+      const limiter = createLimiter({ limits: fivePerSecond, store: kept, now });
+      sync(limiter.consume('a'));
+      t = T0 + 10 * 60_000;
+      sync(limiter.consume('b'));
+      expect(kept.size).toBe(2);
+      expect(kept.prune(t)).toBe(1); // 'a'; 'b' is live
     });
   });
 

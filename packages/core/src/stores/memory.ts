@@ -37,10 +37,12 @@ export interface MemoryStoreOptions {
    */
   maxKeys?: number;
   /**
-   * How often, in ms, to drop idle keys whose state has expired (a full
-   * bucket, a past window). One timer for the whole store, `unref`'d so it
-   * never keeps the process alive; 0 disables it (expired keys are then only
-   * reclaimed by LRU eviction, which is lossless for them).
+   * How often, in ms of the caller's clock (`nowMs`), to drop idle keys whose
+   * state has expired (a full bucket, a past window): the first decision at
+   * or after each interval prunes before it decides (see {@link memoryStore}).
+   * No timer: a store made at module scope, as a Cloudflare Worker makes it,
+   * starts nothing. 0 disables it (expired keys are then only reclaimed by
+   * LRU eviction, which is lossless for them).
    * @default 60_000
    */
   pruneIntervalMs?: number;
@@ -299,9 +301,15 @@ function admitPacked(record: Float64Array, at: number, code: number, packed: Pac
  *
  * - Decisions are synchronous: read, decide and write happen with no `await`
  *   in between, so multi-limit policies are atomic without locks.
- * - No timer per key. Expired state is treated as absent when read (every
- *   algorithm's state expires losslessly), and one `unref`'d timer prunes
- *   expired keys from the least recently used end.
+ * - No timer at all, so the store runs unchanged on Node, Bun, Deno and
+ *   Cloudflare Workers (which refuse a timer at module scope). Expired state
+ *   is treated as absent when read (every algorithm's state expires
+ *   losslessly), and the first decision at or after every `pruneIntervalMs`
+ *   of the caller's clock first prunes expired keys from the least recently
+ *   used end. The bound on memory is `maxKeys` (the LRU), not pruning: an
+ *   idle store is not pruned, but gains no keys either. A prune walks the
+ *   expired keys and stops after 1,000 live ones, so it costs the decision
+ *   that runs it about what the timer's sweep cost the event loop.
  * - Memory: a key used by one limit keeps its state (up to 3 numbers,
  *   `SLAB_STRIDE`) in a `Float64Array` slab indexed by the
  *   key's LRU slot, so it costs no object at all (the slab and the index
@@ -334,7 +342,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   // The clock of the decision being made, for judging what the LRU evicts during it.
   // An object field, not a closure variable: V8 boxes a double written to a
   // closure variable (a heap number per decision), and updates a double field in place.
-  const clock = { nowMs: 0 };
+  // `pruneAtMs`: the first decision at or after it prunes first (see pruneDue); -Infinity: the
+  // store's first decision (the interval starts at the caller's first time), Infinity: never.
+  const clock = { nowMs: 0, pruneAtMs: pruneIntervalMs > 0 ? -Infinity : Infinity };
   const guarded = new GuardedKeys<Entry>(Math.ceil(maxKeys / 10));
   // Grows with the index (LruIndex.allocated), up to maxKeys * SLAB_STRIDE numbers.
   let slab = new Float64Array(0);
@@ -585,6 +595,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
    * were then really allocated.
    */
   function consume(key: string, namespace: string, limits: readonly ResolvedLimit[], cost: number, nowMs: number): Decision {
+    if (nowMs >= clock.pruneAtMs) pruneDue(nowMs);
     if (limits.length !== 1) return consumePolicy(key, namespace, limits, cost, nowMs);
     const limit = limits[0]!;
     if (limit.blockDurationMs !== 0) return evaluate({ key, namespace, limits, cost, mode: 'consume', nowMs });
@@ -659,6 +670,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
 
   function evaluate(request: EvaluateRequest): Decision {
+    if (request.nowMs >= clock.pruneAtMs) pruneDue(request.nowMs);
     clock.nowMs = request.nowMs;
     return evaluateAt(request, locate(request.key));
   }
@@ -743,8 +755,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     return dropped;
   }
 
-  const timer = pruneIntervalMs > 0 ? setInterval(() => prune(), pruneIntervalMs) : undefined;
-  timer?.unref();
+  /** The amortised prune: called by the first decision at or after `clock.pruneAtMs`, before it looks its key up. */
+  function pruneDue(nowMs: number): void {
+    clock.pruneAtMs = nowMs + pruneIntervalMs;
+    prune(nowMs);
+  }
 
   const store: MemoryStore = {
     name: STORE_NAME,
@@ -763,7 +778,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return cache.size + guarded.size;
     },
     dispose() {
-      if (timer !== undefined) clearInterval(timer);
       cache.clear();
       guarded.clear();
     },

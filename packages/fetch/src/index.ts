@@ -1,0 +1,13 @@
+/**
+ * @ratekit/fetch: rate limiting for the Fetch API without a framework. One
+ * function from a `Request` to a refusal `Response` or the RateLimit headers
+ * to add, for `Bun.serve`, `Deno.serve`, Cloudflare Workers and Next.js.
+ *
+ * @module
+ */
+export { DELAY_HEADER, rateLimit } from './rate-limit.js';
+export type { RateLimitCall, RateLimitCallWithAddress, RateLimitFunction, RateLimitPass, RateLimitRefusal, RateLimitResult } from './rate-limit.js';
+export type { KeyResult, MessageBody, RateLimitOptions } from './options.js';
+export type { AddressLike, TrustProxy } from './client-address.js';
+export type { WaitUntilContext } from './background.js';
+export { withHeaders } from './with-headers.js';
