@@ -187,9 +187,11 @@ export class RateLimiterClusterMasterPM2 extends MasterCore {
   /** The error PM2's bus failed to launch with, if it did (then no worker is served, and their calls time out). */
   _launchError: unknown;
 
-  constructor(pm2: Pm2Like) {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rlf types it so: the pm2 module, whatever its version's types
+  constructor(pm2Module: any) {
     super();
     if (masterInstance) return masterInstance as RateLimiterClusterMasterPM2;
+    const pm2 = pm2Module as Pm2Like;
     pm2.launchBus((err, bus) => {
       if (err) {
         this._launchError = err;
