@@ -119,8 +119,15 @@ describe('RateLimiterCluster and RateLimiterClusterMaster', () => {
       expect(await outcome).toEqual(new Error('RateLimiterCluster timeout: no answer from master in time'));
     });
 
-    it('defaults timeoutMs to 5000', () => {
+    it('defaults timeoutMs to 5000, and reads it as rlf does (Math.abs of parseInt)', () => {
       expect(new RateLimiterCluster({ keyPrefix: 'default-timeout', points: 1, duration: 1 }).timeoutMs).toBe(5000);
+      expect(new RateLimiterCluster({ keyPrefix: 'parsed-timeout', points: 1, duration: 1, timeoutMs: -250.7 }).timeoutMs).toBe(250);
+    });
+
+    it('refuses a timeoutMs that reads as NaN, which would time every call out', () => {
+      expect(() => new RateLimiterCluster({ keyPrefix: 'nan-timeout', points: 1, duration: 1, timeoutMs: 'soon' as never })).toThrow(
+        expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'timeoutMs' }),
+      );
     });
 
     it('waits for a master started after it', async () => {
