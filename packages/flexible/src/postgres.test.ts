@@ -54,14 +54,14 @@ describe('RateLimiterPostgres (construction)', () => {
     expect(seen).toBeInstanceOf(RateLimiterPostgres);
   });
 
-  it("names the prepared statements <table>:rlflx-<statement>, with the schema when there is one, and sends rlf's query objects", async () => {
-    const { client, queries } = recordingClient((q) => (q.name?.endsWith('rlflx-upsert') ? { rows: [{ points: 1, expire: null, now: 0 }], rowCount: 1 } : { rows: [], rowCount: 0 }));
+  it("names the prepared statements per table (<schema>.<table>:<statement>), with the schema when there is one, and sends rlf's query objects", async () => {
+    const { client, queries } = recordingClient((q) => (q.name?.endsWith('ratekit-upsert') ? { rows: [{ points: 1, expire: null, now: 0 }], rowCount: 1 } : { rows: [], rowCount: 0 }));
     const plain = await ready({ storeClient: client, storeType: 'client', tableName: 'Limits', points: 5, duration: 1, clearExpiredByTimeout: false });
     const inSchema = await ready({ storeClient: client, storeType: 'client', tableName: 'Limits', schemaName: 'App', points: 5, duration: 1, clearExpiredByTimeout: false });
     await plain.consume('k');
     await inSchema.get('k');
     await plain.delete('k');
-    expect(queries.map((q) => q.name)).toEqual([undefined, undefined, 'limits:rlflx-upsert', 'app.limits:rlflx-get', 'limits:rlflx-delete']);
+    expect(queries.map((q) => q.name)).toEqual([undefined, undefined, 'limits:ratekit-upsert', 'app.limits:ratekit-get', 'limits:rlflx-delete']);
     expect(queries[0]!.text).toContain('CREATE TABLE IF NOT EXISTS "Limits" (');
     expect(queries[1]!.text).toContain('CREATE TABLE IF NOT EXISTS "App"."Limits" (');
     expect(queries[2]!.values).toEqual(['rlflx:k', 1, 1000]);

@@ -9,13 +9,18 @@
  * `clearExpiredByTimeout`), the `(opts, cb)` ready callback, the
  * `CREATE TABLE IF NOT EXISTS` (a concurrent creation's error 23505 counts as
  * created), the rejection `Table is not created yet` of a call made before
- * the table is ready (#78), the prepared statements' names
- * (`<table>:rlflx-upsert` and the others), the pg query objects
- * (`{ name, text, values }`), `_getConnection`/`_releaseConnection` per
+ * the table is ready (#78), prepared statements named per table
+ * (`<table>:<statement>`), the pg query objects (`{ name, text, values }`), `_getConnection`/`_releaseConnection` per
  * `storeType`, `clearExpired(expire)`, and the five-minute sweep of rows
  * expired over an hour ago.
  *
  * What differs, on purpose (docs/migrating/rate-limiter-flexible.md):
+ * - the statements whose text differs from rlf's (the upserts and the get, on
+ *   the database's clock) are named `<table>:ratekit-upsert`,
+ *   `:ratekit-upsert-force`, `:ratekit-upsert-batch` and `:ratekit-get`, so
+ *   that an rlf limiter and this one can share a `pg` pool in one process
+ *   (`pg` refuses one name for two texts on a connection); `:rlflx-delete` and
+ *   `:rlflx-clear-expired` are rlf's names for rlf's texts;
  * - the clock is the database's (see postgres-statements.ts), the stored
  *   values are rlf's;
  * - the ready callback is always called asynchronously (rlf calls it inside
@@ -283,7 +288,7 @@ export class RateLimiterPostgres extends RateLimiterStoreAbstract {
   _clearExpiredHourAgo(): void {
     if (this._clearExpiredTimeoutId !== undefined) clearTimeout(this._clearExpiredTimeoutId);
     this._clearExpiredTimeoutId = setTimeout(() => {
-      this._query({ name: 'rlflx-clear-expired-ago', text: this.statements.clearExpiredAgo, values: [CLEAR_EXPIRED_AFTER_MS] })
+      this._query({ name: 'ratekit-clear-expired-ago', text: this.statements.clearExpiredAgo, values: [CLEAR_EXPIRED_AFTER_MS] })
         .catch((error: unknown) => {
           process.emitWarning(`RateLimiterPostgres: deleting the expired rows of ${this._getTableIdentifier()} failed: ${(error as Error).message}`, { code: 'RATEKIT_FLEXIBLE_CLEAR_EXPIRED' });
         })
@@ -379,8 +384,8 @@ export class RateLimiterPostgres extends RateLimiterStoreAbstract {
     const lone = () =>
       this._query(
         forceExpire
-          ? { name: 'rlflx-upsert-force', text: statements.upsertForce, values: [rlKey, points, msDuration] }
-          : { name: 'rlflx-upsert', text: statements.upsert, values: [rlKey, points, msDuration] },
+          ? { name: 'ratekit-upsert-force', text: statements.upsertForce, values: [rlKey, points, msDuration] }
+          : { name: 'ratekit-upsert', text: statements.upsert, values: [rlKey, points, msDuration] },
       );
     if (!this.coalesce) return lone();
     if (forceExpire) {
@@ -396,7 +401,7 @@ export class RateLimiterPostgres extends RateLimiterStoreAbstract {
 
   override _get(rlKey: string, _options: RateLimiterCallOptions = {}): Promise<PostgresResult | null> {
     if (!this.tableCreated) return this.notReady();
-    const send = () => this._query({ name: 'rlflx-get', text: this.statements.get, values: [rlKey] }).then((res) => (res.rowCount === 0 || res.rows.length === 0 ? null : res));
+    const send = () => this._query({ name: 'ratekit-get', text: this.statements.get, values: [rlKey] }).then((res) => (res.rowCount === 0 || res.rows.length === 0 ? null : res));
     if (!this.coalesce) return send();
     this.turns.flush();
     return this.sendInOrder(new Set([rlKey]), send);
@@ -427,10 +432,10 @@ export class RateLimiterPostgres extends RateLimiterStoreAbstract {
     const statements = this.statements;
     if (batch.length === 1) {
       const [add] = batch as [WaitingAdd];
-      return this._query({ name: 'rlflx-upsert', text: statements.upsert, values: [add.key, add.points, add.msDuration] }).then(add.resolve, add.reject);
+      return this._query({ name: 'ratekit-upsert', text: statements.upsert, values: [add.key, add.points, add.msDuration] }).then(add.resolve, add.reject);
     }
     const folded = foldBatch(batch);
-    return this._query({ name: 'rlflx-upsert-batch', text: statements.upsertBatch, values: [folded.keys, folded.points, folded.msDurations] }).then(
+    return this._query({ name: 'ratekit-upsert-batch', text: statements.upsertBatch, values: [folded.keys, folded.points, folded.msDurations] }).then(
       (result) => {
         const rows = new Map(result.rows.map((row) => [row.key, row]));
         batch.forEach((add, j) => {
@@ -450,7 +455,7 @@ export class RateLimiterPostgres extends RateLimiterStoreAbstract {
         const sqlState = (error as { code?: unknown } | null)?.code;
         if (typeof sqlState === 'string' && /^[0-9A-Z]{5}$/.test(sqlState)) {
           return batch.reduce<Promise<unknown>>(
-            (previous, add) => previous.then(() => this._query({ name: 'rlflx-upsert', text: statements.upsert, values: [add.key, add.points, add.msDuration] }).then(add.resolve, add.reject)),
+            (previous, add) => previous.then(() => this._query({ name: 'ratekit-upsert', text: statements.upsert, values: [add.key, add.points, add.msDuration] }).then(add.resolve, add.reject)),
             Promise.resolve(),
           );
         }
