@@ -25,6 +25,7 @@ const steps = [
   ["express-rate-limit v8.6.2's own tests (skipped unless fetched into packages/express/.upstream)", 'node', ['packages/express/upstream/run.mjs']],
   ["express-slow-down 3.1.0's own tests (skipped unless fetched into packages/express/.upstream/express-slow-down)", 'node', ['packages/express/upstream/slow-down.mjs']],
   ["@nestjs/throttler's own tests (skipped unless fetched into packages/nestjs/.upstream)", 'node', ['packages/nestjs/upstream/run.mjs']],
+  ["rate-limiter-flexible v11.1.0's own tests (skipped unless fetched into packages/flexible/.upstream)", 'node', ['packages/flexible/upstream/run.mjs']],
 ];
 
 for (const [name, command, args] of steps) {
