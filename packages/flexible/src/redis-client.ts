@@ -89,12 +89,29 @@ export function redisTransport(client: unknown): RedisTransport | undefined {
   const c = client as Record<string, unknown>;
   if (typeof c.evalSha === 'function' && typeof c.eval === 'function') {
     const nodeRedis = client as NodeRedisLike;
-    // A node-redis cluster (4 and 5) has nodeClient; it routes a script call by its first key.
-    const cluster = typeof c.nodeClient === 'function';
+    // A node-redis cluster (4 and 5) has nodeClient.
+    const cluster = typeof c.nodeClient === 'function' && typeof c.sendCommand === 'function';
+    if (cluster) {
+      // node-redis 4's cluster does not route evalSha/eval by their keys (it reads the first key from
+      // the wrong argument, so the call goes to any node, and MOVED sends it to any node again: rlf
+      // #283); its sendCommand(firstKey, isReadonly, args) routes by the key given, in 4 and 5.
+      const sendCommand = (c.sendCommand as (firstKey: string, isReadonly: boolean, args: string[]) => Promise<unknown>).bind(client);
+      return {
+        library: 'node-redis',
+        cluster,
+        slotOf: calculateSlot,
+        writesEachCommand: false,
+        run: (script, sha, keys, args) =>
+          sendCommand(keys[0]!, false, ['EVALSHA', sha, String(keys.length), ...keys, ...args]).catch((error: unknown) => {
+            if (!isNoScript(error)) throw error;
+            return sendCommand(keys[0]!, false, ['EVAL', script, String(keys.length), ...keys, ...args]);
+          }),
+      };
+    }
     return {
       library: 'node-redis',
       cluster,
-      slotOf: cluster ? calculateSlot : undefined,
+      slotOf: undefined,
       writesEachCommand: false,
       run: (script, sha, keys, args) => {
         const command = { keys, arguments: args };
