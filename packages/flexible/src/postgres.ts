@@ -345,18 +345,21 @@ export class RateLimiterPostgres extends RateLimiterStoreAbstract {
     const queryObj: PostgresQuery = { text: q.text, values: q.values };
     if (q.name) queryObj.name = `${statementPrefix(this.tableName, this.schemaName)}:${q.name}`;
     return new Promise<PostgresResult>((resolve, reject) => {
-      this._getConnection().then((conn) => {
-        (conn as Queryable).query(queryObj).then(
-          (res) => {
-            resolve(res);
-            this._releaseConnection(conn);
-          },
-          (error: unknown) => {
-            reject(error);
-            this._releaseConnection(conn);
-          },
-        );
-      }, reject);
+      // A connection whose query() throws or returns no promise rejects too (as in rlf).
+      this._getConnection()
+        .then((conn) =>
+          (conn as Queryable).query(queryObj).then(
+            (res) => {
+              resolve(res);
+              this._releaseConnection(conn);
+            },
+            (error: unknown) => {
+              reject(error);
+              this._releaseConnection(conn);
+            },
+          ),
+        )
+        .catch(reject);
     });
   }
 
