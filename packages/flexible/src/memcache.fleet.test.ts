@@ -144,4 +144,15 @@ describeWithService(memcachedService, 'a mixed fleet on memcached: rate-limiter-
     await expect(rlf.reward('k')).rejects.toThrow('Can not add key');
     expectRes(await ours.get('k'), 2, 1, false, 60_000);
   });
+
+  it("a duration over 30 days: rlf's keys are stored already expired (memcached reads the TTL as a 1970 date) and never refuse; ours keep the count", async () => {
+    const longMonth = { points: 1, duration: 31 * 24 * 3600 };
+    const { rlf, ours } = pair(longMonth);
+    expectRes(await rlf.consume('k'), 1, 0, true, 31 * 24 * 3600 * 1000);
+    expectRes(await rlf.consume('k'), 1, 0, true, 31 * 24 * 3600 * 1000);
+    expectRes(await ours.consume('k'), 1, 0, true, 31 * 24 * 3600 * 1000);
+    expectRes(await refused(ours.consume('k')), 2, 0, false, 31 * 24 * 3600 * 1000);
+    // rlf's processes share the count ours keeps: its incr finds the key.
+    expectRes(await refused(rlf.consume('k')), 3, 0, false, 31 * 24 * 3600 * 1000);
+  });
 });
