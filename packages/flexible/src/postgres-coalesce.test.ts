@@ -130,6 +130,14 @@ describeWithService(postgresService, 'RateLimiterPostgres coalescing against Pos
     expect(sent).toEqual(['ratekit-upsert', 'ratekit-upsert-batch', 'ratekit-get', 'ratekit-upsert']);
   });
 
+  it('keeps nothing per key once its statements are done (a process that only reads holds no memory for it)', async () => {
+    const { rl } = await limiter({});
+    await Promise.all(Array.from({ length: 50 }, (_, i) => rl.get(`k${i}`)));
+    await Promise.all([rl.consume('a'), rl.consume('a'), rl.delete('b')]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((rl as unknown as { lastByKey: Map<string, unknown> }).lastByKey.size).toBe(0);
+  });
+
   it('with coalesce: false, one statement per call, as rlf', async () => {
     const { rl, sent } = await limiter({ coalesce: false });
     await Promise.all([rl.consume('a'), rl.consume('a'), rl.consume('b')]);

@@ -152,8 +152,8 @@ export class RateLimiterPostgres extends RateLimiterStoreAbstract {
   private tableError: unknown;
   private readonly coalesce: boolean;
   private readonly turns: TurnCoalescer<WaitingAdd>;
-  /** The statements sent in this iteration of the event loop: their keys, and when each is done (so a key's statements keep their order). */
-  private sent: Array<{ keys: ReadonlySet<string>; done: Promise<unknown> }> = [];
+  /** Per key, when its last statement sent is done (settled); a key is forgotten once its last statement is. */
+  private readonly lastByKey = new Map<string, Promise<void>>();
   private statementsOf: { table: string; statements: PostgresStatements } | undefined;
 
   constructor(opts: RateLimiterPostgresOptions, cb: ICallbackReady | null = null) {
@@ -170,9 +170,6 @@ export class RateLimiterPostgres extends RateLimiterStoreAbstract {
       maxBatchSize,
       batchesInFlight,
       send: (batch) => this.sendInOrder(new Set(batch.map((add) => add.key)), () => this.sendBatch(batch)),
-      onTurnEnd: () => {
-        this.sent = [];
-      },
     });
 
     const ready = (error?: Error) => {
@@ -419,14 +416,28 @@ export class RateLimiterPostgres extends RateLimiterStoreAbstract {
   }
 
   /**
-   * Sends a statement once the statements of this iteration that hold one of
-   * its keys are done (on a pool they run on several connections at once, and
-   * a key's statements must keep the order they were asked in).
+   * Sends a statement once the statements sent before it that hold one of its
+   * keys are done: on a pool they would run on several connections at once,
+   * and a key's statements must run in the order they were asked (a batch
+   * asked after a lone add, a get after the adds before it). Statements of
+   * other keys go at once. Only coalescing uses it: with `coalesce: false`
+   * every call is sent at once, as rlf sends it.
    */
   private sendInOrder<T>(keys: ReadonlySet<string>, send: () => Promise<T>): Promise<T> {
-    const before = this.sent.filter((s) => [...keys].some((key) => s.keys.has(key))).map((s) => s.done);
-    const done = before.length === 0 ? send() : Promise.allSettled(before).then(send);
-    this.sent.push({ keys, done: done.catch(() => undefined) });
+    const before: Array<Promise<void>> = [];
+    for (const key of keys) {
+      const last = this.lastByKey.get(key);
+      if (last !== undefined) before.push(last);
+    }
+    const done = before.length === 0 ? send() : Promise.all(before).then(send);
+    const settled = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    for (const key of keys) this.lastByKey.set(key, settled);
+    void settled.then(() => {
+      for (const key of keys) if (this.lastByKey.get(key) === settled) this.lastByKey.delete(key);
+    });
     return done;
   }
 
