@@ -3,6 +3,7 @@ import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
 import { createCluster as createCluster4 } from 'redis';
 import { createCluster as createCluster5 } from 'redis5';
+import { RateLimiterRedis as RlfRateLimiterRedis } from 'rate-limiter-flexible';
 import { RateLimiterRedis } from './redis.js';
 import { CROSS_SLOT_CODE } from './redis-all-or-nothing.js';
 import { RateLimiterUnion } from './union.js';
@@ -51,6 +52,37 @@ describeWithService(redisClusterService, 'RateLimiterRedis on a Redis Cluster', 
   });
   afterAll(async () => {
     await admin.quit();
+  });
+
+  it("rlf 11.4's RateLimiterRedis and ours, alternating on one ioredis Cluster, count as one fleet (six keys, on the slots they land on)", async () => {
+    const connected = await CLUSTER_CLIENTS['ioredis Cluster']!(parseClusterNodes(server().url));
+    try {
+      const options = { storeClient: connected.client, keyPrefix: `rk-flex-cluster-fleet-${process.pid}`, points: 3, duration: 30 };
+      const limiters = [new RlfRateLimiterRedis(options), new RateLimiterRedis(options)] as const;
+      for (const key of Array.from({ length: 6 }, (_, i) => `user-${i}`)) {
+        const answers: unknown[] = [];
+        for (let i = 0; i < 5; i++) {
+          answers.push(
+            await limiters[i % 2]!.consume(key).then(
+              (res) => ['resolved', res.consumedPoints, res.remainingPoints, res.isFirstInDuration],
+              (res: { consumedPoints: number; remainingPoints: number; isFirstInDuration: boolean }) => ['rejected', res.consumedPoints, res.remainingPoints, res.isFirstInDuration],
+            ),
+          );
+        }
+        expect(answers).toEqual([
+          ['resolved', 1, 2, true],
+          ['resolved', 2, 1, false],
+          ['resolved', 3, 0, false],
+          ['rejected', 4, 0, false],
+          ['rejected', 5, 0, false],
+        ]);
+        expect(await admin.get(limiters[0].getKey(key))).toBe('5');
+        expect((await limiters[1].get(key))?.consumedPoints).toBe(5);
+        expect((await limiters[0].get(key))?.consumedPoints).toBe(5);
+      }
+    } finally {
+      await connected.close();
+    }
   });
 
   for (const [name, connect] of Object.entries(CLUSTER_CLIENTS)) {
