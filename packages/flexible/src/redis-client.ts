@@ -8,7 +8,9 @@
  * Every command RateLimiterRedis sends is one script call on one key or on
  * keys of one hash slot, so the client's own routing (ioredis `Cluster`,
  * node-redis `createCluster`, both libraries' Sentinel clients) sends it to
- * the right node: nothing here knows the topology.
+ * the right node: nothing here knows the topology. (On a node-redis cluster
+ * the script goes through `sendCommand(firstKey, …)`: node-redis 4's cluster
+ * routes `evalSha`/`eval` by no key at all, rlf #283.)
  *
  * Scripts go as EVALSHA; on `NOSCRIPT` (a new server, a restart, a failover
  * to a replica that never ran the script, `SCRIPT FLUSH`) as EVAL, which

@@ -115,7 +115,9 @@ export interface RateLimiterRedisOptions extends IRateLimiterRedisOptions {
  *   (`createClient`, `createCluster`, v5 `createSentinel`), recognised from the
  *   client itself: `useRedisPackage` is accepted and not needed (rlf missed
  *   node-redis 5 without it, rlf #314). Every call is one script call on one
- *   key, so a cluster client routes it (rlf #283).
+ *   key (coalesced: on keys of one hash slot), sent with that key, so a
+ *   cluster client routes it to its node (on a node-redis cluster through
+ *   `sendCommand(key, …)`: node-redis 4 routes `evalSha` by no key, rlf #283).
  * - **Scripts**: EVALSHA, then EVAL on `NOSCRIPT` (a restart, a failover, `SCRIPT
  *   FLUSH`): a client that reconnects to another server carries on.
  *   `customIncrTtlLuaScript` runs with rlf's KEYS and ARGV (`[key]`,
