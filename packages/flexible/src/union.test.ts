@@ -188,6 +188,15 @@ describe('RateLimiterUnion', () => {
       );
     });
 
+    it('puts a malformed store answer under every limiter prefix as an Error', async () => {
+      const { second, minute } = pair();
+      const union = new RateLimiterUnion(second, minute, { allOrNothing: true });
+      jest.spyOn(second as unknown as { _consumeAllOrNothing: () => Promise<AllOrNothingAnswer> }, '_consumeAllOrNothing').mockResolvedValue({ admitted: true, outcomes: [] });
+      const { resolved, value } = await settle(union.consume('k'));
+      expect(resolved).toBe(false);
+      expect(value).toEqual({ second: expect.stringMatching(/answered 0 outcomes for 2 keys/), minute: expect.stringMatching(/answered 0 outcomes/) });
+    });
+
     it('puts a store failure under every limiter prefix, charging nothing', async () => {
       const { second, minute } = pair();
       const union = new RateLimiterUnion(second, minute, { allOrNothing: true });
