@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { RateLimiterMemory } from './memory.js';
+import type { RateLimiterMemoryOptions } from './memory.js';
 import { RateLimiterRes } from './rate-limiter-res.js';
 
 /** A limiter on a clock the test moves. */
-function onClock(opts: ConstructorParameters<typeof RateLimiterMemory>[0]): { limiter: RateLimiterMemory; at: (ms: number) => void } {
+function onClock(opts: RateLimiterMemoryOptions): { limiter: RateLimiterMemory; at: (ms: number) => void } {
   let nowMs = 0;
   const limiter = new RateLimiterMemory({ ...opts, now: () => nowMs });
   return { limiter, at: (ms) => (nowMs = ms) };
