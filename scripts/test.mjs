@@ -29,6 +29,7 @@ const steps = [
   ["express-slow-down 3.1.0's own tests (skipped unless fetched into packages/express/.upstream/express-slow-down)", 'node', ['packages/express/upstream/slow-down.mjs']],
   ["@nestjs/throttler's own tests (skipped unless fetched into packages/nestjs/.upstream)", 'node', ['packages/nestjs/upstream/run.mjs']],
   ["hono-rate-limiter's own tests (skipped unless fetched into packages/hono/.upstream)", 'node', ['packages/hono/upstream/run.mjs']],
+  ["rate-limiter-flexible v11.1.0's own tests (skipped unless fetched into packages/flexible/.upstream)", 'node', ['packages/flexible/upstream/run.mjs']],
 ];
 
 for (const [name, command, args] of steps) {

@@ -16,6 +16,11 @@
 //    run with tstyche under both resolutions (a compile error in the file fails it too).
 //    --control runs only this test, against the real @fastify/rate-limit (the devDependency), to show
 //    what the incumbent scores on it in the same setup.
+// 4. An app written against rate-limiter-flexible's types.d.ts (packages/flexible/type-tests/app.ts) compiles
+//    as is against rate-limiter-flexible 11.4.0 (so it is valid rlf code), then with its 'rate-limiter-flexible'
+//    specifiers changed to '@ratekit/flexible' and nothing else, under node16 (as .cts and .mts) and bundler;
+//    and rlf's deep paths (`@ratekit/flexible/lib/<Name>(.js)`, packages/flexible/type-tests/deep-paths.*),
+//    which rlf itself does not type.
 // Exits 1 on any compile error or failed assertion.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -31,7 +36,7 @@ const keep = args.includes('--keep');
 const control = args.includes('--control');
 const subject = control ? '@fastify/rate-limit' : '@ratekit/fastify';
 const tarballsArg = args.indexOf('--tarballs');
-const packages = ['core', 'express', 'koa', 'fastify', 'fetch', 'hono'];
+const packages = ['core', 'express', 'koa', 'fastify', 'fetch', 'hono', 'flexible'];
 const adapters = ['express', 'koa', 'fastify', 'fetch', 'hono'];
 
 /** What the probes and the upstream test import besides ours, linked from where the workspace installed it. */
@@ -48,6 +53,7 @@ const linked = {
   fastify: 'packages/fastify',
   hono: 'packages/hono',
   '@upstash/redis': 'packages/hono', // the client RedisStore (hono-rate-limiter's) is typed against
+  'rate-limiter-flexible': 'packages/flexible', // the incumbent the flexible app is first compiled against
 };
 
 const work = mkdtempSync(join(tmpdir(), 'ratekit-types-'));
@@ -91,6 +97,41 @@ try {
       [join(work, 'node_modules/tstyche/dist/bin.js'), '--config', 'tstyche.json'],
       dir,
     );
+  }
+
+  // 4. An app typed against rate-limiter-flexible, compiled against it and then against @ratekit/flexible.
+  if (!control) {
+    const app = readFileSync(join(root, 'packages/flexible/type-tests/app.ts'), 'utf8');
+    const ours = app.replaceAll("'rate-limiter-flexible'", "'@ratekit/flexible'");
+    if (ours === app) fail("packages/flexible/type-tests/app.ts: no 'rate-limiter-flexible' import to change");
+    for (const [subjectName, source] of [
+      ['rate-limiter-flexible 11.4.0', app],
+      ['@ratekit/flexible', ours],
+    ]) {
+      const dir = join(work, `flexible-app-${subjectName.replace(/\W+/g, '-')}`);
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'package.json'), '{ "private": true }\n');
+      for (const extension of ['cts', 'mts', 'ts']) writeFileSync(join(dir, `app.${extension}`), source);
+      writeTsconfig(join(dir, 'tsconfig.node16.json'), 'node16', 'node16', ['app.cts', 'app.mts']);
+      writeTsconfig(join(dir, 'tsconfig.bundler.json'), 'preserve', 'bundler', ['app.ts']);
+      for (const name of ['node16', 'bundler']) {
+        failed += step(
+          `an app typed against rate-limiter-flexible, against ${subjectName} (${name})`,
+          process.execPath,
+          [join(work, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${name}.json`],
+          dir,
+        );
+      }
+    }
+    const deep = join(work, 'flexible-deep-paths');
+    mkdirSync(deep);
+    writeFileSync(join(deep, 'package.json'), '{ "private": true }\n');
+    for (const file of ['deep-paths.cts', 'deep-paths.mts']) cpSync(join(root, 'packages/flexible/type-tests', file), join(deep, file));
+    writeTsconfig(join(deep, 'tsconfig.node16.json'), 'node16', 'node16', ['deep-paths.cts', 'deep-paths.mts']);
+    writeTsconfig(join(deep, 'tsconfig.bundler.json'), 'preserve', 'bundler', ['deep-paths.cts', 'deep-paths.mts']);
+    for (const name of ['node16', 'bundler']) {
+      failed += step(`@ratekit/flexible's deep paths lib/<Name>(.js) (${name})`, process.execPath, [join(work, 'node_modules/typescript/bin/tsc'), '-p', `tsconfig.${name}.json`], deep);
+    }
   }
 } finally {
   if (keep) console.log(`kept ${work}`);

@@ -119,8 +119,15 @@ describe('RateLimiterCluster and RateLimiterClusterMaster', () => {
       expect(await outcome).toEqual(new Error('RateLimiterCluster timeout: no answer from master in time'));
     });
 
-    it('defaults timeoutMs to 5000', () => {
+    it('defaults timeoutMs to 5000, and reads it as rlf does (Math.abs of parseInt)', () => {
       expect(new RateLimiterCluster({ keyPrefix: 'default-timeout', points: 1, duration: 1 }).timeoutMs).toBe(5000);
+      expect(new RateLimiterCluster({ keyPrefix: 'parsed-timeout', points: 1, duration: 1, timeoutMs: -250.7 }).timeoutMs).toBe(250);
+    });
+
+    it('refuses a timeoutMs that reads as NaN, which would time every call out', () => {
+      expect(() => new RateLimiterCluster({ keyPrefix: 'nan-timeout', points: 1, duration: 1, timeoutMs: 'soon' as never })).toThrow(
+        expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'timeoutMs' }),
+      );
     });
 
     it('waits for a master started after it', async () => {
@@ -144,6 +151,27 @@ describe('RateLimiterCluster and RateLimiterClusterMaster', () => {
       } finally {
         process.send = send;
       }
+    });
+  });
+
+  describe('the master', () => {
+    it('ignores an init whose options are not a limiter, instead of crashing the primary process', () => {
+      const replies: unknown[] = [];
+      expect(() => ourMaster({ send: (msg) => replies.push(msg) }, { channel: CLUSTER_CHANNEL, type: 'init', opts: { keyPrefix: 'bad', points: 'many', duration: 1 } })).not.toThrow();
+      expect(replies).toEqual([]);
+      expect(master._rateLimiters.bad).toBeUndefined();
+    });
+
+    it('ignores messages of other channels and unknown functions', async () => {
+      const replies: unknown[] = [];
+      const reply = { send: (msg: unknown) => replies.push(msg) };
+      new RateLimiterCluster({ keyPrefix: 'ignored', points: 1, duration: 1 });
+      await jest.advanceTimersByTimeAsync(0);
+      ourMaster(reply, { channel: 'other', keyPrefix: 'ignored', func: 'consume', promiseId: '1', data: { key: 'k', arg: 1 } });
+      ourMaster(reply, { channel: CLUSTER_CHANNEL, keyPrefix: 'ignored', func: 'set', promiseId: '2', data: { key: 'k', arg: 1 } });
+      await jest.advanceTimersByTimeAsync(0);
+      expect(replies).toEqual([]);
+      expect(await master._rateLimiters.ignored?.get('k')).toBeNull();
     });
   });
 
@@ -176,13 +204,20 @@ describe('RateLimiterClusterMasterPM2', () => {
     expect(launchBus).not.toHaveBeenCalled();
   });
 
+  it('keeps the error PM2 failed to launch its bus with, and serves nothing', () => {
+    _resetClusterMasterForTests();
+    const master = new RateLimiterClusterMasterPM2({ launchBus: (cb: (err: unknown) => void) => cb(new Error('no pm2 daemon')), sendDataToProcessId: jest.fn() });
+    expect(master._launchError).toEqual(new Error('no pm2 daemon'));
+  });
+
   it("serves PM2 processes over PM2's bus, answering each by its pm_id", async () => {
     jest.useFakeTimers({ now: 1_700_000_000_000, doNotFake: ['queueMicrotask', 'nextTick', 'setImmediate'] });
     _resetClusterMasterForTests();
-    let onMessage: ((packet: { raw: unknown; process: { pm_id: number } }) => void) | undefined;
+    type Listener = (packet: { raw: unknown; process: { pm_id: number } }) => void;
+    let onMessage: Listener | undefined;
     const sendDataToProcessId = jest.fn();
     new RateLimiterClusterMasterPM2({
-      launchBus: (cb) => cb(null, { on: (_event, listener) => (onMessage = listener) }),
+      launchBus: (cb: (err: unknown, bus: { on(event: string, listener: Listener): void }) => void) => cb(null, { on: (_event, listener) => (onMessage = listener) }),
       sendDataToProcessId,
     });
     onMessage?.({ raw: { channel: CLUSTER_CHANNEL, type: 'init', opts: { keyPrefix: 'pm2', points: 1, duration: 10 } }, process: { pm_id: 3 } });

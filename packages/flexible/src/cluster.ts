@@ -30,6 +30,7 @@
  * @module
  */
 import cluster from 'node:cluster';
+import { RateKitOptionError } from '@ratekit/core';
 import { RateLimiterAbstract } from './abstract.js';
 import { RateLimiterMemory } from './memory.js';
 import type { IRateLimiterClusterOptions, IRateLimiterOptions, RateLimiterCallOptions } from './options.js';
@@ -128,6 +129,7 @@ class MasterCore {
  * @example
  * ```ts
  * import cluster from 'node:cluster';
+import { RateKitOptionError } from '@ratekit/core';
  * if (cluster.isPrimary) {
  *   new RateLimiterClusterMaster();
  *   cluster.fork();
@@ -187,9 +189,11 @@ export class RateLimiterClusterMasterPM2 extends MasterCore {
   /** The error PM2's bus failed to launch with, if it did (then no worker is served, and their calls time out). */
   _launchError: unknown;
 
-  constructor(pm2: Pm2Like) {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rlf types it so: the pm2 module, whatever its version's types
+  constructor(pm2Module: any) {
     super();
     if (masterInstance) return masterInstance as RateLimiterClusterMasterPM2;
+    const pm2 = pm2Module as Pm2Like;
     pm2.launchBus((err, bus) => {
       if (err) {
         this._launchError = err;
@@ -240,6 +244,7 @@ let nextPromiseId = 0;
  *
  * @throws {Error} rlf's option messages (points, duration, keyPrefix), or
  *   when the process has no IPC channel (not a cluster worker).
+ * @throws {RateKitOptionError} when `timeoutMs` does not read as a number.
  */
 export class RateLimiterCluster extends RateLimiterAbstract {
   _timeoutMs!: number;
@@ -264,8 +269,20 @@ export class RateLimiterCluster extends RateLimiterAbstract {
     return this._timeoutMs;
   }
 
+  /**
+   * rlf reads it as `Math.abs(parseInt(value))`; a value that reads as NaN
+   * would time every call out at once (a NaN timer fires after 1 ms), so it
+   * throws instead.
+   * @throws {RateKitOptionError} (`ERR_RATEKIT_INVALID_OPTION`) when `timeoutMs` is not a number of milliseconds
+   */
   set timeoutMs(value: number) {
-    this._timeoutMs = typeof value === 'undefined' ? DEFAULT_CLUSTER_TIMEOUT_MS : Math.abs(parseInt(value as unknown as string, 10));
+    if (typeof value === 'undefined') {
+      this._timeoutMs = DEFAULT_CLUSTER_TIMEOUT_MS;
+      return;
+    }
+    const ms = Math.abs(parseInt(value as unknown as string, 10));
+    if (Number.isNaN(ms)) throw new RateKitOptionError('timeoutMs', 'a number of milliseconds (read with parseInt, as rlf does)', value);
+    this._timeoutMs = ms;
   }
 
   override consume(key: string | number, pointsToConsume = 1, options: RateLimiterCallOptions = {}): Promise<RateLimiterRes> {

@@ -47,6 +47,10 @@ export { BurstyRateLimiter } from './bursty.js';
 export { RLWrapperBlackAndWhite } from './black-and-white.js';
 export { RLWrapperTimeouts } from './timeouts.js';
 export { RateLimiterCluster, RateLimiterClusterMaster, RateLimiterClusterMasterPM2 } from './cluster.js';
+export { RateLimiterMemcache } from './memcache.js';
+export type { MemcachedCallbackClient, MemcacheResult } from './memcache.js';
+export { RateLimiterPostgres } from './postgres.js';
+export type { PostgresQuery, PostgresResult, PostgresRow, RateLimiterPostgresOptions } from './postgres.js';
 export {
   RateKitFlexibleUnsupportedStoreError,
   RateLimiterDrizzle,

@@ -237,6 +237,14 @@ describeWithService(memcachedService, 'RateLimiterMemcache on a real memcached',
     expect((await rl.consume('k')).consumedPoints).toBe(1);
   });
 
+  it('a decr that shortens the number (memcached pads it with a space) still reads as the number', async () => {
+    const rl = limiter({ points: 20 });
+    await rl.consume('k', 10);
+    expect((await rl.reward('k', 1)).consumedPoints).toBe(9);
+    expect((await rl.get('k'))?.consumedPoints).toBe(9);
+    expect((await rl.consume('k')).consumedPoints).toBe(10);
+  });
+
   it('a reward on a missing key starts the window at 0; the next consume counts 1 in it', async () => {
     const rl = limiter();
     const res = await rl.reward('k', 2);

@@ -101,9 +101,9 @@ function attempt<T>(invoke: (callback: Callback<T>) => unknown): Promise<{ ok: t
  * expires, as in rlf.
  *
  * A refusal rejects with a {@link RateLimiterRes}; a store failure rejects
- * with an Error (or goes to `insuranceLimiter`). The behaviour is rlf's
- * documented one (its wiki "Memcache" page), with the differences listed in
- * this module's documentation.
+ * with an Error (or goes to `insuranceLimiter`). The behaviour is rlf 11.4.0's
+ * (`lib/RateLimiterMemcache.js`, the options of its `types.d.ts`), with the
+ * differences listed in this module's documentation.
  *
  * @throws {Error} `'storeClient is not set'` without `storeClient`, and rlf's other option errors (plain Errors, rlf's messages)
  * @throws {RateKitOptionError} (`ERR_RATEKIT_INVALID_OPTION`) when `storeClient` lacks one of `incr`, `decr`, `add`, `set`, `get`, `del`

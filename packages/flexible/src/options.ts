@@ -121,7 +121,7 @@ export interface IRLWrapperBlackAndWhiteOptions {
 }
 
 /** Options of RLWrapperTimeouts. */
-export interface IRLWrapperTimeoutsOptions {
+export interface IRLWrapperTimeoutsOptions extends Omit<IRateLimiterOptions, 'points' | 'duration'> {
   limiter: RateLimiterLike;
   /** Milliseconds before a call rejects with `Error('Operation timed out')`. */
   timeoutMs?: number;

@@ -65,6 +65,18 @@ describe('RateLimiterQueue', () => {
       expect(order).toEqual(['a:0', 'b:0', 'c:0']);
     });
 
+    it('waits at most 2^31 - 1 ms at a time for a key blocked longer (Node would fire a longer timer at once)', async () => {
+      const limiter = new RateLimiterMemory({ points: 1, duration: 1 });
+      const queue = new RateLimiterQueue(limiter);
+      await limiter.block('limiter', 30 * 24 * 3600); // 30 days
+      const consume = jest.spyOn(limiter, 'consume');
+      void queue.removeTokens(1);
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(consume).toHaveBeenCalledTimes(1);
+      await jest.advanceTimersByTimeAsync(2_147_483_647);
+      expect(consume).toHaveBeenCalledTimes(2);
+    });
+
     it('keeps one FIFO queue per key', async () => {
       const queue = new RateLimiterQueue(new RateLimiterMemory({ points: 1, duration: 1 }));
       const order: string[] = [];

@@ -31,6 +31,9 @@ import type { RateLimiterRes } from './rate-limiter-res.js';
 /** rlf's default `maxQueueSize`: 2^32 − 1 waiting requests per key. */
 export const MAX_QUEUE_SIZE = 4294967295;
 
+/** The longest delay Node's timers take (2^31 − 1 ms, about 24.8 days); the queue retries a longer wait after it. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** The key of `removeTokens(tokens)` and `getTokensRemaining()` without a key. */
 export const KEY_DEFAULT = 'limiter';
 
@@ -164,7 +167,8 @@ class KeyQueue {
   private wakeAfter(refusal: unknown): void {
     if (this.timer !== null) return;
     const msBeforeNext = (refusal as Partial<RateLimiterRes> | null)?.msBeforeNext;
-    this.timer = setTimeout(() => this.serveNext(), msBeforeNext);
+    // Node fires a longer timer after 1 ms (TimeoutOverflowWarning): a key blocked for weeks would be retried in a loop.
+    this.timer = setTimeout(() => this.serveNext(), msBeforeNext === undefined ? undefined : Math.min(msBeforeNext, MAX_TIMER_MS));
   }
 
   /** Serves the head of the queue, and the next ones while the limiter admits them. */

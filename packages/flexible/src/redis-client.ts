@@ -8,7 +8,9 @@
  * Every command RateLimiterRedis sends is one script call on one key or on
  * keys of one hash slot, so the client's own routing (ioredis `Cluster`,
  * node-redis `createCluster`, both libraries' Sentinel clients) sends it to
- * the right node: nothing here knows the topology.
+ * the right node: nothing here knows the topology. (On a node-redis cluster
+ * the script goes through `sendCommand(firstKey, …)`: node-redis 4's cluster
+ * routes `evalSha`/`eval` by no key at all, rlf #283.)
  *
  * Scripts go as EVALSHA; on `NOSCRIPT` (a new server, a restart, a failover
  * to a replica that never ran the script, `SCRIPT FLUSH`) as EVAL, which
@@ -89,12 +91,29 @@ export function redisTransport(client: unknown): RedisTransport | undefined {
   const c = client as Record<string, unknown>;
   if (typeof c.evalSha === 'function' && typeof c.eval === 'function') {
     const nodeRedis = client as NodeRedisLike;
-    // A node-redis cluster (4 and 5) has nodeClient; it routes a script call by its first key.
-    const cluster = typeof c.nodeClient === 'function';
+    // A node-redis cluster (4 and 5) has nodeClient.
+    const cluster = typeof c.nodeClient === 'function' && typeof c.sendCommand === 'function';
+    if (cluster) {
+      // node-redis 4's cluster does not route evalSha/eval by their keys (it reads the first key from
+      // the wrong argument, so the call goes to any node, and MOVED sends it to any node again: rlf
+      // #283); its sendCommand(firstKey, isReadonly, args) routes by the key given, in 4 and 5.
+      const sendCommand = (c.sendCommand as (firstKey: string, isReadonly: boolean, args: string[]) => Promise<unknown>).bind(client);
+      return {
+        library: 'node-redis',
+        cluster,
+        slotOf: calculateSlot,
+        writesEachCommand: false,
+        run: (script, sha, keys, args) =>
+          sendCommand(keys[0]!, false, ['EVALSHA', sha, String(keys.length), ...keys, ...args]).catch((error: unknown) => {
+            if (!isNoScript(error)) throw error;
+            return sendCommand(keys[0]!, false, ['EVAL', script, String(keys.length), ...keys, ...args]);
+          }),
+      };
+    }
     return {
       library: 'node-redis',
       cluster,
-      slotOf: cluster ? calculateSlot : undefined,
+      slotOf: undefined,
       writesEachCommand: false,
       run: (script, sha, keys, args) => {
         const command = { keys, arguments: args };

@@ -20,9 +20,9 @@
  */
 import { type TurnCoalescer, turnCoalescer } from '@ratekit/core';
 import type { RedisTransport } from './redis-client.js';
-import { BATCH_SCRIPT, BATCH_SCRIPT_SHA, OPERATION_SCRIPT, OPERATION_SCRIPT_SHA } from './redis-scripts.js';
+import { BATCH_SCRIPT, BATCH_SCRIPT_SHA } from './redis-scripts.js';
 
-/** An operation of OPERATION_SCRIPT: `i` incr with TTL, `n` incr without, `s` set, `g` get, `d` delete. */
+/** An operation of BATCH_SCRIPT (redis-scripts.ts): `i` incr with TTL, `n` incr without, `s` set, `g` get, `d` delete. */
 export type OperationCode = 'i' | 'n' | 's' | 'g' | 'd';
 
 /** Sends operations; `flush` sends the waiting ones at once. */
@@ -49,7 +49,14 @@ interface Waiting {
 
 /** The sender for `transport`: one call per operation, or coalesced per `settings`. */
 export function operationSender(transport: RedisTransport, settings: CoalescingSettings): OperationSender {
-  const single = (key: string, op: OperationCode, points: string, seconds: string) => attempt(() => transport.run(OPERATION_SCRIPT, OPERATION_SCRIPT_SHA, [key], [op, points, seconds]));
+  // A lone operation is sent as a batch of one: one script for every call, so a node that lacks it
+  // (NOSCRIPT) lacks it for every call sent to it in a row, and a lone call and the batch after it,
+  // both answered NOSCRIPT, run again with EVAL in the order they were sent.
+  const single = (key: string, op: OperationCode, points: string, seconds: string) =>
+    attempt(() => transport.run(BATCH_SCRIPT, BATCH_SCRIPT_SHA, [key], [op, points, seconds])).then((replies) => {
+      if (!Array.isArray(replies) || replies.length !== 1) throw new Error(`RateLimiterRedis: unexpected reply from the batch script: ${String(replies).slice(0, 200)}`);
+      return unwrap(replies[0]);
+    });
   if (!settings.coalesce) return { send: single, flush: () => {} };
 
   const sendBatch = (batch: Waiting[]): Promise<unknown> => {
@@ -97,11 +104,22 @@ export function operationSender(transport: RedisTransport, settings: CoalescingS
   };
 }
 
-/** One entry of the batch script's reply: `{1, reply}` or `{0, message}`. */
+/** One entry of the batch script's reply, `{1, reply}` or `{0, message}`: the reply, or the operation's error thrown. */
+function unwrap(entry: unknown): unknown {
+  if (Array.isArray(entry) && entry[0] === 1) return entry.length > 1 ? entry[1] : null;
+  if (Array.isArray(entry) && entry[0] === 0) throw new Error(String(entry[1]));
+  throw new Error(`RateLimiterRedis: unexpected entry in the batch script's reply: ${String(entry).slice(0, 200)}`);
+}
+
 function settleOne(w: Waiting, entry: unknown): void {
-  if (Array.isArray(entry) && entry[0] === 1) w.resolve(entry.length > 1 ? entry[1] : null);
-  else if (Array.isArray(entry) && entry[0] === 0) w.reject(new Error(String(entry[1])));
-  else w.reject(new Error(`RateLimiterRedis: unexpected entry in the batch script's reply: ${String(entry).slice(0, 200)}`));
+  let reply: unknown;
+  try {
+    reply = unwrap(entry);
+  } catch (error) {
+    w.reject(error);
+    return;
+  }
+  w.resolve(reply);
 }
 
 /** `send()`, a throw turned into a rejection. */

@@ -24,7 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 
-/** One operation's code, shared by the single and the batch script. */
+/** One operation's code, shared by the batch and the all-or-nothing script. */
 const APPLY = `
 local function apply(key, op, points, seconds)
   if op == 'i' then
@@ -58,22 +58,14 @@ end
 `;
 
 /**
- * One operation. KEYS[1]: the key (`prefix:key`). ARGV[1]: the operation
- * (`i`, `n`, `s`, `g`, `d`). ARGV[2]: the points (an integer). ARGV[3]: the
- * TTL in whole seconds (`0`: none). A Redis error (a key of another type,
- * a value that is not an integer) fails the call, as rlf's commands do.
- */
-export const OPERATION_SCRIPT = `${APPLY}
-return apply(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
-`;
-
-/**
- * Several operations in one call, in order: KEYS[n] is the n-th operation's
- * key; ARGV[3n-2], ARGV[3n-1], ARGV[3n] its operation, points and seconds.
- * Replies with one entry per operation: `{1, reply}` (the reply the
- * single script gives; nil for a missing key's get), or `{0, message}` when
- * that operation failed (its error alone: the others still run, as they
- * would in separate calls).
+ * Operations in one call, in order (one alone, or a coalesced batch: every
+ * call uses this one script, see redis-operations.ts): KEYS[n] is the n-th
+ * operation's key; ARGV[3n-2], ARGV[3n-1], ARGV[3n] its operation, points
+ * and seconds. Replies with one entry per operation: `{1, reply}` (`{count,
+ * pttl}`; `{value, pttl}` or nil for a get; the number deleted), or
+ * `{0, message}` when that operation failed (a key of another type, a value
+ * that is not an integer): its error alone, the others still run, as they
+ * would in separate calls.
  */
 export const BATCH_SCRIPT = `${APPLY}
 local replies = {}
@@ -140,6 +132,5 @@ export function scriptSha(script: string): string {
   return createHash('sha1').update(script).digest('hex');
 }
 
-export const OPERATION_SCRIPT_SHA = scriptSha(OPERATION_SCRIPT);
 export const BATCH_SCRIPT_SHA = scriptSha(BATCH_SCRIPT);
 export const ALL_OR_NOTHING_SCRIPT_SHA = scriptSha(ALL_OR_NOTHING_SCRIPT);

@@ -5,7 +5,7 @@ import { createClient as createClient4 } from 'redis';
 import { createClient as createClient5 } from 'redis5';
 import { RateLimiterRes } from './rate-limiter-res.js';
 import { RateLimiterRedis } from './redis.js';
-import { OPERATION_SCRIPT_SHA } from './redis-scripts.js';
+import { BATCH_SCRIPT_SHA } from './redis-scripts.js';
 
 /**
  * RateLimiterRedis on a real Redis, through each client it supports: the data
@@ -235,9 +235,9 @@ describeWithService(redisService, 'RateLimiterRedis on Redis', (server) => {
         const rl = limiter({ points: 5 });
         await rl.consume('r');
         await admin.script('FLUSH');
-        expect(await admin.script('EXISTS', OPERATION_SCRIPT_SHA)).toEqual([0]);
+        expect(await admin.script('EXISTS', BATCH_SCRIPT_SHA)).toEqual([0]);
         expect((await rl.consume('r')).consumedPoints).toBe(2);
-        expect(await admin.script('EXISTS', OPERATION_SCRIPT_SHA)).toEqual([1]);
+        expect(await admin.script('EXISTS', BATCH_SCRIPT_SHA)).toEqual([1]);
       });
     });
   }

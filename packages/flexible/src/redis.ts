@@ -30,6 +30,46 @@ import { RateLimiterStoreAbstract } from './store-abstract.js';
  */
 export interface RateLimiterRedisOptions extends IRateLimiterRedisOptions {
   /**
+   * rlf's `storeClient`: a connected ioredis client (`new Redis()`, with
+   * `sentinels`, or `new Cluster()`), or a node-redis 4 or 5 client
+   * (`createClient`, `createCluster`, v5 `createSentinel`). The limiter never
+   * connects, closes or reconfigures it. A client of neither library is
+   * accepted at construction (as rlf does) and each call then rejects with an Error.
+   * @throws {Error} 'storeClient is not set' when undefined (rlf's message)
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- rlf types it so: code typed against rlf passes its own client types
+  storeClient: any;
+  /**
+   * rlf's `rejectIfRedisNotReady`: when true, a call while the client is not
+   * ready rejects at once with `Error('Redis connection is not ready')` (or
+   * goes to `insuranceLimiter`) instead of waiting in the client's queue.
+   * Ready means: ioredis `status === 'ready'`; node-redis `isReady`; a
+   * node-redis cluster `isOpen` (and, for a client exposing rlf's
+   * `_slots.getClient`, that node's `isReady`). `delete` is not checked, as in rlf.
+   * @default false
+   */
+  rejectIfRedisNotReady?: boolean;
+  /**
+   * rlf's `useRedisPackage` (node-redis 4+). Accepted and not needed: the
+   * client's library is recognised from the client itself, node-redis 5 included (rlf #314).
+   */
+  useRedisPackage?: boolean;
+  /**
+   * rlf's `useRedis3AndLowerPackage`. node-redis 3 and older are not
+   * supported: `true` (or a node-redis 3 client) throws at construction.
+   * @throws {RateKitOptionError} (`ERR_RATEKIT_INVALID_OPTION`, option `useRedis3AndLowerPackage`)
+   */
+  useRedis3AndLowerPackage?: boolean;
+  /**
+   * rlf's `customIncrTtlLuaScript`: your Lua script for a consume, penalty or
+   * reward whose window is one second or more, run (EVALSHA, then EVAL on
+   * NOSCRIPT) with rlf's KEYS and ARGV, `KEYS[1]` = `prefix:key`, `ARGV` =
+   * `[points, secDuration, limiter.points, limiter.duration]` (strings), and
+   * replying `{consumedPoints, msBeforeNext}`. Such a limiter does not
+   * coalesce and cannot join an all-or-nothing union.
+   */
+  customIncrTtlLuaScript?: string;
+  /**
    * ratekit: coalesce store calls, as @ratekit/redis does. The operations asked
    * in one iteration of the event loop after its first (which goes at once,
    * alone) go to Redis in one script call that runs them in order, each
@@ -75,7 +115,9 @@ export interface RateLimiterRedisOptions extends IRateLimiterRedisOptions {
  *   (`createClient`, `createCluster`, v5 `createSentinel`), recognised from the
  *   client itself: `useRedisPackage` is accepted and not needed (rlf missed
  *   node-redis 5 without it, rlf #314). Every call is one script call on one
- *   key, so a cluster client routes it (rlf #283).
+ *   key (coalesced: on keys of one hash slot), sent with that key, so a
+ *   cluster client routes it to its node (on a node-redis cluster through
+ *   `sendCommand(key, …)`: node-redis 4 routes `evalSha` by no key, rlf #283).
  * - **Scripts**: EVALSHA, then EVAL on `NOSCRIPT` (a restart, a failover, `SCRIPT
  *   FLUSH`): a client that reconnects to another server carries on.
  *   `customIncrTtlLuaScript` runs with rlf's KEYS and ARGV (`[key]`,

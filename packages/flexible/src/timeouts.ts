@@ -15,7 +15,7 @@
  */
 import { isRateLimiterCompatible } from './compatible-abstract.js';
 import { RateLimiterInsuredAbstract } from './insured-abstract.js';
-import type { IRateLimiterOptions, IRLWrapperTimeoutsOptions, RateLimiterCallOptions, RateLimiterLike } from './options.js';
+import type { IRLWrapperTimeoutsOptions, RateLimiterCallOptions, RateLimiterLike } from './options.js';
 
 type Operation = 'consume' | 'penalty' | 'reward' | 'get' | 'set' | 'block' | 'delete';
 
@@ -41,7 +41,7 @@ export class RLWrapperTimeouts extends RateLimiterInsuredAbstract {
   _limiter!: RateLimiterLike;
   _timeoutMs!: number;
 
-  constructor(opts: IRLWrapperTimeoutsOptions & Omit<IRateLimiterOptions, 'points' | 'duration'> = {} as IRLWrapperTimeoutsOptions) {
+  constructor(opts: IRLWrapperTimeoutsOptions = {} as IRLWrapperTimeoutsOptions) {
     // rlf 11: a wrapper has no points or duration of its own.
     super({ ...opts, points: 0, duration: 0 });
     this.limiter = opts.limiter;

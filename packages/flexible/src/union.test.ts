@@ -31,6 +31,35 @@ class OtherStoreLimiter extends RateLimiterCompatibleAbstract {
   }
 }
 
+/** A store limiter whose store is down, with a memory limiter as its insurance. */
+const deadStore = {};
+class DeadStoreLimiter extends RateLimiterCompatibleAbstract {
+  readonly _allOrNothingStore = deadStore;
+  constructor(
+    private readonly prefix: string,
+    readonly points: number,
+    readonly duration: number,
+    readonly insuranceLimiter?: RateLimiterMemory,
+  ) {
+    super();
+  }
+  override get keyPrefix(): string {
+    return this.prefix;
+  }
+  override get blockDuration(): number {
+    return 0;
+  }
+  override get execEvenly(): boolean {
+    return false;
+  }
+  getKey(key: string | number): string {
+    return `${this.prefix}:${key}`;
+  }
+  _consumeAllOrNothing(): Promise<AllOrNothingAnswer> {
+    return Promise.reject(new Error('store down'));
+  }
+}
+
 describe('RateLimiterUnion', () => {
   beforeEach(() => {
     jest.useFakeTimers({ now: T0 });
@@ -159,11 +188,41 @@ describe('RateLimiterUnion', () => {
       );
     });
 
+    it('puts a malformed store answer under every limiter prefix as an Error', async () => {
+      const { second, minute } = pair();
+      const union = new RateLimiterUnion(second, minute, { allOrNothing: true });
+      jest.spyOn(second as unknown as { _consumeAllOrNothing: () => Promise<AllOrNothingAnswer> }, '_consumeAllOrNothing').mockResolvedValue({ admitted: true, outcomes: [] });
+      const { resolved, value } = await settle(union.consume('k'));
+      expect(resolved).toBe(false);
+      expect(value).toEqual({ second: expect.stringMatching(/answered 0 outcomes for 2 keys/), minute: expect.stringMatching(/answered 0 outcomes/) });
+    });
+
     it('puts a store failure under every limiter prefix, charging nothing', async () => {
       const { second, minute } = pair();
       const union = new RateLimiterUnion(second, minute, { allOrNothing: true });
       jest.spyOn(second as unknown as { _consumeAllOrNothing: () => Promise<never> }, '_consumeAllOrNothing').mockRejectedValue(new Error('store down'));
       expect(await settle(union.consume('k'))).toEqual({ resolved: false, value: { second: 'Error: store down', minute: 'Error: store down' } });
+    });
+
+    it('falls back to the insurance limiters, all or nothing, when every limiter has one on a common store', async () => {
+      const [insuranceA, insuranceB] = [new RateLimiterMemory({ keyPrefix: 'ia', points: 1, duration: 1 }), new RateLimiterMemory({ keyPrefix: 'ib', points: 5, duration: 1 })];
+      const union = new RateLimiterUnion(new DeadStoreLimiter('a', 1, 1, insuranceA), new DeadStoreLimiter('b', 5, 1, insuranceB), { allOrNothing: true });
+      expect(await settle(union.consume('k'))).toEqual({
+        resolved: true,
+        value: {
+          a: { remainingPoints: 0, msBeforeNext: 1000, consumedPoints: 1, isFirstInDuration: true },
+          b: { remainingPoints: 4, msBeforeNext: 1000, consumedPoints: 1, isFirstInDuration: true },
+        },
+      });
+      expect((await settle(union.consume('k'))).resolved).toBe(false);
+      expect((await insuranceB.get('k'))?.consumedPoints).toBe(1); // the insurance union charged nothing on its refusal either
+    });
+
+    it('keeps the store Error when a limiter has no insurance limiter', async () => {
+      const insurance = new RateLimiterMemory({ keyPrefix: 'ia', points: 1, duration: 1 });
+      const union = new RateLimiterUnion(new DeadStoreLimiter('a', 1, 1, insurance), new DeadStoreLimiter('b', 5, 1), { allOrNothing: true });
+      expect(await settle(union.consume('k'))).toEqual({ resolved: false, value: { a: 'Error: store down', b: 'Error: store down' } });
+      expect(await insurance.get('k')).toBeNull();
     });
 
     describe('is refused when built', () => {

@@ -35,7 +35,7 @@
 /* eslint-disable @typescript-eslint/only-throw-error, @typescript-eslint/prefer-promise-reject-errors -- rlf's contract: a union rejects with a plain object keyed by keyPrefix, never with a bare Error */
 import { RateKitOptionError } from '@ratekit/core';
 import { isAllOrNothingParticipant } from './all-or-nothing.js';
-import type { AllOrNothingAnswer, AllOrNothingEntry, AllOrNothingParticipant } from './all-or-nothing.js';
+import type { AllOrNothingAnswer, AllOrNothingEntry, AllOrNothingOutcome, AllOrNothingParticipant } from './all-or-nothing.js';
 import { isRateLimiterCompatible } from './compatible-abstract.js';
 import type { RateLimiterLike } from './options.js';
 import { RateLimiterRes } from './rate-limiter-res.js';
@@ -251,15 +251,20 @@ function cannotJoinAllOrNothing(limiter: RateLimiterLike): string | undefined {
 function runAllOrNothing(limiters: readonly AllOrNothingLimiter[], key: string | number, points: number): Promise<{ entries: AllOrNothingEntry[]; answer: AllOrNothingAnswer }> {
   const entries = limiters.map((limiter): AllOrNothingEntry => ({ limiter, rlKey: limiter.getKey(key), points, msDuration: limiter.duration * 1000, limitPoints: limiter.points }));
   const first = limiters[0] as AllOrNothingLimiter;
-  return callSafely(() => first._consumeAllOrNothing(entries)).then((answer) => ({ entries, answer }));
+  return callSafely(() => first._consumeAllOrNothing(entries)).then((answer) => {
+    // A malformed answer is the store's failure: it rejects here, to be placed under every prefix (never a bare Error).
+    if (answer.outcomes.length !== entries.length) {
+      throw new Error(`RateLimiterUnion: the all-or-nothing store call answered ${answer.outcomes.length} outcomes for ${entries.length} keys`);
+    }
+    return { entries, answer };
+  });
 }
 
 /** The union's answer: every limiter's result when admitted, else the refusing ones'. Keyed by the union's own limiters' prefixes. */
 function answerOf(limiters: readonly RateLimiterLike[], entries: readonly AllOrNothingEntry[], answer: AllOrNothingAnswer): RateLimiterUnionResult {
   const result: RateLimiterUnionResult = {};
   entries.forEach((entry, i) => {
-    const outcome = answer.outcomes[i];
-    if (outcome === undefined) throw new Error(`RateLimiterUnion: the all-or-nothing store call answered ${answer.outcomes.length} outcomes for ${entries.length} keys`);
+    const outcome = answer.outcomes[i] as AllOrNothingOutcome; // as many as entries: checked by runAllOrNothing
     const refused = outcome.consumedPoints > entry.limitPoints;
     if (answer.admitted || refused) {
       const remainingPoints = Math.max(entry.limitPoints - outcome.consumedPoints, 0);
