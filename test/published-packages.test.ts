@@ -23,6 +23,21 @@ interface Manifest {
   scripts?: { build?: string };
 }
 
+/** Builds that differ from the rule, each with its reason. */
+const BUILD_EXCEPTIONS: Record<string, string> = {
+  // rate-limiter-flexible's deep paths (lib/<Name>.js), written after the bundle, each re-exporting it.
+  '@ratekit/flexible': 'tsup && node ../../scripts/esm-types.mjs && node scripts/deep-paths.mjs',
+  // Two entries (the package and ./compat): tsup splits their declarations into shared chunks that import
+  // './x.js' from the .d.ts and './x.cjs' from the .d.cts, so the two cannot share one file.
+  '@ratekit/hono': 'tsup',
+};
+
+/** Node.js ranges that differ from the rule, each with its reason. */
+const ENGINES_EXCEPTIONS: Record<string, string> = {
+  // core reaches node:diagnostics_channel through process.getBuiltinModule (Node 20.16, 22.3); before, no events.
+  '@ratekit/opentelemetry': '^20.16.0 || ^22.3.0 || >=24.0.0',
+};
+
 describe('published packages', () => {
   it('are found', () => {
     expect(published.map(({ manifest }) => manifest.name)).toContain('@ratekit/core');
@@ -45,11 +60,11 @@ describe('published packages', () => {
 
     it('builds from the shared tsup base, and ships each type declaration once or, as an adapter, its CommonJS entry as the function', () => {
       expect(readFileSync(join(dir, 'tsup.config.ts'), 'utf8')).toContain("import { base } from '../../tsup.base';");
-      expect(manifest.scripts?.build).toMatch(/^tsup && node \.\.\/\.\.\/scripts\/(esm-types\.mjs|cjs-types\.mjs [A-Za-z]+)$/);
+      expect(manifest.scripts?.build).toBe(BUILD_EXCEPTIONS[manifest.name] ?? manifest.scripts?.build?.match(/^tsup && node \.\.\/\.\.\/scripts\/(esm-types\.mjs|cjs-types\.mjs [A-Za-z]+)$/)?.[0]);
     });
 
     it('supports Node.js 20, 22 and 24', () => {
-      expect(manifest.engines?.node).toBe('^20.0.0 || ^22.0.0 || >=24.0.0');
+      expect(manifest.engines?.node).toBe(ENGINES_EXCEPTIONS[manifest.name] ?? '^20.0.0 || ^22.0.0 || >=24.0.0');
     });
   });
 });
