@@ -151,6 +151,10 @@ describe('RateLimiterMemory dump/restore (rlf 11.1+)', () => {
 });
 
 describe('RateLimiterMemory’s store: bounded, without timers, never forgetting a live window', () => {
+  it.each([[0], [1.5], ['10']])('refuses maxKeys %p with a RateKitOptionError naming it', (maxKeys) => {
+    expect(() => new RateLimiterMemory({ points: 1, duration: 1, maxKeys: maxKeys as number })).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option: 'maxKeys' }) as Error);
+  });
+
   it('sweeps ended windows once it reaches maxKeys', async () => {
     const { limiter, at } = onClock({ points: 1, duration: 1, maxKeys: 4 });
     for (const key of ['a', 'b', 'c', 'd']) await limiter.consume(key);

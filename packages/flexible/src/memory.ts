@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { assertFunction, assertInteger } from '@ratekit/core';
 import { RateLimiterAbstract } from './abstract.js';
 import type { AllOrNothingAnswer, AllOrNothingEntry } from './all-or-nothing.js';
 import { consumeAllOrNothingInMemory, PROCESS_MEMORY_STORE } from './memory-all-or-nothing.js';
@@ -43,7 +44,8 @@ type Bucket = keyof IRateLimiterRestoreResponse;
 /**
  * An in-process fixed-window limiter, as rlf's RateLimiterMemory.
  *
- * @throws {Error} at construction with rlf's messages (see RateLimiterAbstract).
+ * @throws {Error} at construction with rlf's messages (see RateLimiterAbstract);
+ *   a `RateKitOptionError` (`ERR_RATEKIT_INVALID_OPTION`) for ratekit's `maxKeys` (an integer ≥ 1) or `now` (a function).
  * @example
  * ```ts
  * const limiter = new RateLimiterMemory({ points: 5, duration: 60 });
@@ -57,6 +59,8 @@ export class RateLimiterMemory extends RateLimiterAbstract {
 
   constructor(opts: RateLimiterMemoryOptions = {} as RateLimiterMemoryOptions) {
     super(opts);
+    if (opts.maxKeys !== undefined) assertInteger('maxKeys', opts.maxKeys, 1);
+    if (opts.now !== undefined) assertFunction('now', opts.now);
     this.#now = opts.now ?? Date.now;
     this._memoryStorage = new MemoryStorage(opts.maxKeys, this.#now);
   }

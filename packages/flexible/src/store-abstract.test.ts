@@ -164,6 +164,14 @@ describe('RateLimiterStoreAbstract: what a store gets by implementing the four h
     store._upsert = (rlKey, points, ms, force) => (force ? Promise.reject(new Error('block failed')) : upsert(rlKey, points, ms, force));
     expect(await outcome(store.consume('k'))).toBe('error block failed');
   });
+
+  it('a store reply the hooks cannot read rejects the consume with that Error, never leaving it pending', async () => {
+    const store = new MapStore({ points: 1, duration: 1 });
+    store._getRateLimiterRes = () => {
+      throw new Error('unreadable reply');
+    };
+    expect(await outcome(store.consume('k'))).toBe('error unreadable reply');
+  });
 });
 
 describe('execEvenlyDelayMs', () => {

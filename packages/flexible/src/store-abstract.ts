@@ -203,10 +203,10 @@ export class RateLimiterStoreAbstract extends RateLimiterInsuredAbstract {
         reject(new RateLimiterRes(0, inMemoryBlockMs));
         return;
       }
-      this._upsert(rlKey, pointsToConsume, this._getKeySecDuration(options) * 1000, false, options).then(
-        (result) => this._afterConsume(resolve as Resolve, reject, rlKey, pointsToConsume, result, options),
-        reject,
-      );
+      // A store reply the hooks cannot read (`_getRateLimiterRes` throws) rejects the consume, which would otherwise never settle.
+      this._upsert(rlKey, pointsToConsume, this._getKeySecDuration(options) * 1000, false, options)
+        .then((result) => this._afterConsume(resolve as Resolve, reject, rlKey, pointsToConsume, result, options))
+        .catch(reject);
     });
   }
 
