@@ -11,7 +11,7 @@
 //
 // Targets (issue 32): at least rate-limiter-flexible on every row, and at most half its bytes per key.
 
-import { formatRatio, renderTable } from './lib/format.mjs';
+import { renderTable } from './lib/format.mjs';
 import { median } from './lib/stats.mjs';
 
 export const TARGET = { atLeast: 1, bytesAtMost: 0.5 };
@@ -63,9 +63,11 @@ export function compare(parts) {
   }
   const express = parts.http.frameworks?.express?.rows;
   if (express !== undefined) {
+    const deltaOf = (id) => express.find((row) => row.id === id)?.delta;
     for (const scenario of ['pass', 'reject']) {
-      const rlf = express[`rlflex-${scenario}`].delta;
-      const ours = express[`flexible-${scenario}`].delta;
+      const rlf = deltaOf(`rlflex-${scenario}`);
+      const ours = deltaOf(`flexible-${scenario}`);
+      if (rlf === undefined || ours === undefined) continue;
       // Paired per round: both rows sit in every round's sandwich.
       const n = Math.min(rlf.values.length, ours.values.length);
       const paired = median(ours.values.slice(0, n).map((v, i) => v - rlf.values[i]));
@@ -86,7 +88,7 @@ export function render(results) {
       fmt(r.ours, r.unit),
       r.paired !== undefined
         ? `${r.paired >= 0 ? '+' : ''}${r.paired.toFixed(1)} µs paired (≤ 0) ${r.met ? '✓' : '✗'}`
-        : `${formatRatio(r.ratio)} (${r.higherIsBetter ? '≥' : '≤'} ${r.bound}×) ${r.met ? '✓' : '✗'}`,
+        : `${r.ratio.toFixed(2)}× (${r.higherIsBetter ? '≥' : '≤'} ${r.bound}×) ${r.met ? '✓' : '✗'}`,
     ]),
   );
   return [
