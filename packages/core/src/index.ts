@@ -36,8 +36,10 @@ export { RateKitError, RateKitOptionError } from './errors.js';
 export type { RateKitErrorCode } from './errors.js';
 export { assertFunction, assertInteger, assertNonEmptyString, assertNonNegative, assertObject, assertOneOf, assertPositive } from './validate.js';
 
-// Client keys: IP grouping shared by every adapter.
+// Client keys: IP grouping shared by every adapter, and the trusted-proxy rule of those that read X-Forwarded-For.
 export { ipKeyGenerator } from './keys.js';
+export { clientAddress } from './proxy-chain.js';
+export type { TrustProxy } from './proxy-chain.js';
 
 // Events on node:diagnostics_channel (metrics, tracing, logs).
 export { CHANNELS } from './events.js';

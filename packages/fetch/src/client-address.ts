@@ -22,48 +22,12 @@ import { RateKitError } from '@ratekit/core';
  */
 export type AddressLike = string | { readonly address: string } | { readonly hostname: string } | null | undefined;
 
-/**
- * Which connections are proxies of yours, whose `X-Forwarded-For` entries to
- * believe: `false` (none, the default), a number of hops (`1`: one load
- * balancer in front of the app), or a function of an address and its hop
- * (0 = the connection) returning true for a proxy of yours. As Express's
- * `trust proxy`, but `true` (trust every hop) is refused: any client could
- * then choose its own key.
- */
-export type TrustProxy = false | number | ((address: string, hop: number) => boolean);
-
 /** The address in an {@link AddressLike}, or undefined when it holds none. */
 export function addressOf(given: AddressLike): string | undefined {
   if (typeof given === 'string') return given === '' ? undefined : given;
   if (given === null || typeof given !== 'object') return undefined;
   const value = 'address' in given ? given.address : 'hostname' in given ? given.hostname : undefined;
   return typeof value === 'string' && value !== '' ? value : undefined;
-}
-
-/**
- * The client's address in the proxy chain: the connection's `socket`, then
- * `forwardedFor`'s entries right to left; the first one `trustProxy` does
- * not trust, or the leftmost one when it trusts them all.
- *
- * @example
- * ```ts
- * clientAddress('10.0.0.2', '203.0.113.7, 198.51.100.9', 1); // '198.51.100.9'
- * clientAddress('10.0.0.2', '203.0.113.7, 198.51.100.9', 2); // '203.0.113.7'
- * ```
- */
-export function clientAddress(socket: string, forwardedFor: string | null, trustProxy: Exclude<TrustProxy, false>): string {
-  const chain = [socket];
-  if (forwardedFor !== null) {
-    const entries = forwardedFor.split(',');
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const entry = entries[i]!.trim();
-      if (entry !== '') chain.push(entry);
-    }
-  }
-  const trusted = typeof trustProxy === 'number' ? (_: string, hop: number) => hop < trustProxy : trustProxy;
-  let hop = 0;
-  while (hop < chain.length - 1 && trusted(chain[hop]!, hop)) hop++;
-  return chain[hop]!;
 }
 
 /** The error for a request whose client address is unknown (code `ERR_RATEKIT_KEY`). */

@@ -28,8 +28,8 @@ import {
   type RateLimitStore,
   resolveHeaderOptions,
   type StandardHeaders,
+  type TrustProxy,
 } from '@ratekit/core';
-import type { TrustProxy } from './client-address.js';
 
 /** What `keyGenerator` may return: a key, or `false` to let the request through unlimited (no headers). */
 export type KeyResult = string | false;

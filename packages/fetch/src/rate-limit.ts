@@ -16,9 +16,9 @@
  *
  * @module
  */
-import { createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, headerListOf, ipKeyGenerator, type Limiter, RateKitError } from '@ratekit/core';
+import { clientAddress, createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, headerListOf, ipKeyGenerator, type Limiter, RateKitError } from '@ratekit/core';
 import { inBackground, type WaitUntilContext } from './background.js';
-import { type AddressLike, addressOf, clientAddress, missingAddress } from './client-address.js';
+import { type AddressLike, addressOf, missingAddress } from './client-address.js';
 import { type KeyResult, type MessageBody, type RateLimitOptions, resolveOptions } from './options.js';
 import { withHeaders } from './with-headers.js';
 

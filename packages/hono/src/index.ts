@@ -16,7 +16,8 @@
 export { rateLimit } from './rate-limit.js';
 export type { RateLimitMiddleware } from './rate-limit.js';
 export type { KeyResult, RateLimitOptions } from './options.js';
-export type { ConnInfoLike, GetConnInfo, TrustProxy } from './client-key.js';
+export type { ConnInfoLike, GetConnInfo } from './client-key.js';
+export type { TrustProxy } from '@ratekit/core';
 
 // The hono-rate-limiter 0.5 drop-in.
 export { MemoryStore, rateLimiter, RedisStore, webSocketLimiter } from './compat/index.js';

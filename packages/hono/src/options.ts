@@ -25,9 +25,10 @@ import {
   type RateLimitStore,
   resolveHeaderOptions,
   type StandardHeaders,
+  type TrustProxy,
 } from '@ratekit/core';
 import type { Context } from 'hono';
-import { clientKeyOf, type GetConnInfo, type TrustProxy } from './client-key.js';
+import { clientKeyOf, type GetConnInfo } from './client-key.js';
 
 /** What `keyGenerator` may return: a key, or `false` to let the request through unlimited. */
 export type KeyResult = string | number | false;
