@@ -1,3 +1,4 @@
+import { builtinModule } from './builtin-module.js';
 import type { RateKitError } from './errors.js';
 
 /**
@@ -87,18 +88,7 @@ const INERT: EventChannel = { hasSubscribers: false, publish() {} };
 
 type DiagnosticsChannel = { channel(name: string): EventChannel };
 
-/** `node:diagnostics_channel` where the runtime has it (see above), else undefined; never throws. */
-function diagnosticsChannel(): DiagnosticsChannel | undefined {
-  const process = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  try {
-    const found = typeof process?.getBuiltinModule === 'function' ? process.getBuiltinModule('node:diagnostics_channel') : undefined;
-    return typeof (found as Partial<DiagnosticsChannel> | undefined)?.channel === 'function' ? (found as DiagnosticsChannel) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const channels = diagnosticsChannel();
+const channels = builtinModule<DiagnosticsChannel>('node:diagnostics_channel', (found) => typeof found.channel === 'function');
 export const decisionChannel: EventChannel = channels?.channel(CHANNELS.decision) ?? INERT;
 export const storeErrorChannel: EventChannel = channels?.channel(CHANNELS.storeError) ?? INERT;
 export const memoryEvictChannel: EventChannel = channels?.channel(CHANNELS.memoryEvict) ?? INERT;
