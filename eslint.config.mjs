@@ -14,6 +14,7 @@ import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import ratekit from './scripts/eslint/no-package-internals.mjs';
 
 const typed = ['packages/*/src/**/*.ts', 'test/**/*.ts'];
 
@@ -79,11 +80,19 @@ export default defineConfig(
     },
   },
 
+  // Every package file, sources, tests, scripts and configs alike: another package only through its exports
+  // (scripts/eslint/no-package-internals.mjs says why).
+  {
+    files: ['packages/**/*.{ts,js,mjs,cjs}'],
+    plugins: { ratekit },
+    rules: { 'ratekit/no-package-internals': 'error' },
+  },
+
   // Tests: the same promise rules, but tests read untyped values on purpose (supertest's `body: any`,
   // JSON from a child process, the incumbents' CommonJS builds loaded with require() side by side with
   // ours), and their assertions check those values: the no-unsafe-* family there would only add casts.
   {
-    files: ['**/*.test.ts', '**/test-support.ts', 'test/**/*.ts', 'packages/test-utils/src/**/*.ts'],
+    files: ['**/*.test.ts', '**/test-support.ts', '**/test-support/*.ts', 'test/**/*.ts', 'packages/test-utils/src/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

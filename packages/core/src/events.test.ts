@@ -1,7 +1,7 @@
 import diagnostics_channel from 'node:diagnostics_channel';
 import { type DecisionEvent, type MemoryEvictEvent, type StoreErrorEvent, CHANNELS } from './events.js';
 import { createLimiter } from './limiter.js';
-import { sync } from './algorithms/test-support.js';
+import { sync } from './test-support/algorithms.js';
 import { memoryStore } from './stores/memory.js';
 import type { RateLimitStore } from './stores/types.js';
 

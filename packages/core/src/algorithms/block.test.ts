@@ -5,7 +5,7 @@ import { evaluatePolicy } from '../policy';
 import { memoryStore } from '../stores/memory';
 import { blockedUntil, hasBlock, withBlock, withoutBlock } from './block';
 import { algorithms } from './index';
-import { clockedLimiter } from './test-support';
+import { clockedLimiter } from '../test-support/algorithms';
 
 const T0 = 1_700_000_000_000;
 

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { LimitOptions } from '../limit';
 import { delay } from './delay';
 import { gcra } from './gcra';
-import { checkIntervalBound, checkRefusalsChargeNothing, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, replay, rounded, schedule, stepRows } from './test-support';
+import { checkIntervalBound, checkRefusalsChargeNothing, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, replay, rounded, schedule, stepRows } from '../test-support/algorithms';
 
 const T0 = 1_700_000_000_000;
 

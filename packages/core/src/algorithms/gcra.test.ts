@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { gcra } from './gcra';
 import { tokenBucket } from './token-bucket';
-import { admitted, checkIntervalBound, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, replay, rounded, schedule, stepRows, summary } from './test-support';
+import { admitted, checkIntervalBound, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, replay, rounded, schedule, stepRows, summary } from '../test-support/algorithms';
 
 const T0 = 1_700_000_000_000;
 

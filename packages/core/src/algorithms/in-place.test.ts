@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { ALGORITHMS, type AlgorithmName } from '../limit';
 import { algorithms } from './index';
-import { costArb, gapsArb, limitOf, schedule } from './test-support';
+import { costArb, gapsArb, limitOf, schedule } from '../test-support/algorithms';
 import type { LimitState, Step } from './types';
 
 const STATE_LENGTH: Record<AlgorithmName, number | undefined> = {

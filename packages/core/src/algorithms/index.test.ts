@@ -1,6 +1,6 @@
 import { ALGORITHMS } from '../limit';
 import { algorithmOf, algorithms, stepOf } from './index';
-import { limitOf } from './test-support';
+import { limitOf } from '../test-support/algorithms';
 
 // algorithmOf and stepOf are switches kept beside the `algorithms` table for speed: they must name the same algorithms.
 describe('algorithmOf and stepOf', () => {

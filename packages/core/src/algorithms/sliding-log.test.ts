@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { slidingLog } from './sliding-log';
-import { admitted, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, maxInWindow, replay, rounded, schedule, stepRows, summary } from './test-support';
+import { admitted, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, maxInWindow, replay, rounded, schedule, stepRows, summary } from '../test-support/algorithms';
 
 const T0 = 1_700_000_000_000;
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { slidingWindow } from './sliding-window';
-import { admitted, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, replay, rounded, schedule, stepRows, summary } from './test-support';
+import { admitted, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, replay, rounded, schedule, stepRows, summary } from '../test-support/algorithms';
 
 const MINUTE = 60_000;
 const M0 = 28_333_333 * MINUTE; // a minute boundary: windows are aligned to multiples of windowMs since the epoch

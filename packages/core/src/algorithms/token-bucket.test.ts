@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { tokenBucket } from './token-bucket';
-import { admitted, checkIntervalBound, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, replay, rounded, schedule, stepRows, summary } from './test-support';
+import { admitted, checkIntervalBound, itKeepsTheStepContract, clockedLimiter, costArb, gapsArb, limitOf, replay, rounded, schedule, stepRows, summary } from '../test-support/algorithms';
 
 const T0 = 1_700_000_000_000;
 const THIRD = 1_000 / 3; // 3 per 1,000 ms: one token every 333.33… ms

@@ -1,5 +1,5 @@
 import type { AlgorithmName } from '../limit';
-import { clockedLimiter } from './test-support';
+import { clockedLimiter } from '../test-support/algorithms';
 import { EPSILON, snapToWhole, tatSlackMs, wholeTokens } from './tolerance';
 
 /** Unix epoch ms of today's order: a double holds only multiples of 2⁻¹² ms here. */

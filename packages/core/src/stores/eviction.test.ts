@@ -1,5 +1,5 @@
 import { createLimiter } from '../limiter.js';
-import { sync } from '../algorithms/test-support.js';
+import { sync } from '../test-support/algorithms.js';
 import { GuardedKeys } from './eviction.js';
 import { memoryStore } from './memory.js';
 

@@ -1,5 +1,5 @@
 /**
- * Test support for the algorithm specifications (`<algorithm>.test.ts`): not
+ * Test support for the algorithm specifications (`algorithms/<algorithm>.test.ts`): not
  * exported from the package and not part of the build (tsup bundles from
  * `src/index.ts` only).
  *
@@ -16,7 +16,7 @@ import { type LimitOptions, type ResolvedLimit, resolveLimit } from '../limit';
 import { createLimiter } from '../limiter';
 import { memoryStore } from '../stores/memory';
 import type { MaybePromise } from '../stores/types';
-import type { Algorithm, LimitState, Step } from './types';
+import type { Algorithm, LimitState, Step } from '../algorithms/types';
 
 /** Numbers are compared to 6 decimals: the tables state ms and tokens, not float noise. */
 export function rounded<T>(value: T): T {
