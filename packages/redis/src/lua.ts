@@ -14,7 +14,7 @@
 const FMT = String.raw`
 -- Numbers in full, as exact decimals: integers as such; a positive double whose fraction is a
 -- whole number of 2^-15 (every one from 2^37 up: epoch milliseconds, TATs) as its integer part and
--- the fraction's exact 15 decimals, m / 2^15 = m × 5^15 / 10^15 (m × 5^15 < 10^15: exact), two
+-- the fraction's exact 15 decimals, m / 2^15 = m * 5^15 / 10^15 (m * 5^15 < 10^15: exact), two
 -- integer conversions; any other with 17 significant digits. %.17g costs Redis about as much as
 -- the rest of a decision (glibc converts in multiple precision); every form reads back exactly.
 local function fmt(x)
@@ -522,7 +522,7 @@ local function stepBlocked(p, s, u, b, c, now)
 end
 
 -- Expiry on a grid of whole slacks (see above): a state meaningful until endMs (absolute, on the
--- clock of now) is covered once the key lives until (second(endMs) + 2) × TTL_SLACK_MS, more than
+-- clock of now) is covered once the key lives until (second(endMs) + 2) * TTL_SLACK_MS, more than
 -- endMs + TTL_SLACK_MS. second() is the grid index, compared to tell whether a write needs more.
 local function second(endMs)
   return (endMs - endMs % TTL_SLACK_MS) / TTL_SLACK_MS
@@ -659,9 +659,9 @@ FAST['token-bucket'] = function(key, f, p, r, c, now, ttlFree)
   return '1'
 end
 
--- Redis TIME, { seconds, microseconds } as text, in ms: seconds × 1000 + floor(µs / 1000). A text
+-- Redis TIME, { seconds, microseconds } as text, in ms: seconds * 1000 + floor(us / 1000). A text
 -- to number conversion costs about as much as a redis.call: the seconds' text changes once a
--- second, so its conversion is kept; µs is converted once. floor without a call: µs is a whole
+-- second, so its conversion is kept; us is converted once. floor without a call: us is a whole
 -- number below 1e6, so (us - us % 1000) / 1000 is exact.
 local lastSeconds, lastSecondsMs = nil, 0
 local function clock(time)
