@@ -31,6 +31,15 @@ describe('denoKvStore options', () => {
     expect(() => denoKvStore({ kv: fakeKv, maxAttempts })).toThrow(/Expected `maxAttempts` to be an integer >= 1/);
   });
 
+  it.each([
+    ['a number', 5],
+    ['a negative baseMs', { baseMs: -1, maxMs: 10 }],
+    ['maxMs below baseMs', { baseMs: 10, maxMs: 5 }],
+  ])('refuses %s as backoffMs', (_, backoffMs) => {
+    expect(() => denoKvStore({ kv: fakeKv, backoffMs: backoffMs as never })).toThrow(RateKitOptionError);
+    expect(() => denoKvStore({ kv: fakeKv, backoffMs: backoffMs as never })).toThrow(/Expected `backoffMs/);
+  });
+
   it('refuses a negative ttlSlackMs', () => {
     expect(() => denoKvStore({ kv: fakeKv, ttlSlackMs: -1 })).toThrow(/Expected `ttlSlackMs`/);
   });
@@ -72,6 +81,74 @@ describe('denoKvStore failures', () => {
     expect(errors[0]).toBeInstanceOf(RateKitError);
     expect((errors[0] as RateKitError).code).toBe('ERR_RATEKIT_STORE');
     expect((errors[0] as Error).message).toMatch(/lost 3 compare-and-set races in a row on key "k"/);
+  });
+
+  /** A database whose first `failures` commits throw `error`, and whose later commits apply. */
+  function throwing(failures: number, error: Error): DenoKvLike & { commits: number } {
+    const db = {
+      commits: 0,
+      getMany: alwaysRaced.getMany,
+      list: alwaysRaced.list,
+      atomic() {
+        const operation = {
+          check: () => operation,
+          set: () => operation,
+          delete: () => operation,
+          commit: async () => {
+            db.commits++;
+            if (db.commits <= failures) throw error;
+            return { ok: true };
+          },
+        };
+        return operation;
+      },
+    };
+    return db;
+  }
+  const locked = () => new Error('database is locked');
+  const noWait = { baseMs: 0, maxMs: 0 };
+
+  it('retries a commit that throws "database is locked" (another connection held the lock) and decides', async () => {
+    const kv = throwing(3, locked());
+    const limiter = createLimiter({ limits: [{ limit: 5, windowMs: 1_000 }], store: denoKvStore({ kv, backoffMs: noWait }), onStoreError: 'throw' });
+    const decision = await limiter.consume('k');
+    expect(decision.allowed).toBe(true);
+    expect(kv.commits).toBe(4);
+  });
+
+  it('counts lock errors against maxAttempts, and says so when it gives up', async () => {
+    const kv = throwing(Infinity, locked());
+    const store = denoKvStore({ kv, maxAttempts: 4, backoffMs: noWait });
+    const request = { key: 'k', namespace: '', limits: [resolveLimit({ limit: 5, windowMs: 1_000 }, 'limits[0]')], cost: 1, mode: 'consume' as const, nowMs: 0 };
+    await expect(store.evaluate(request)).rejects.toThrow(/lost 4 compare-and-set races in a row on key "k" \(4 of them to "database is locked"\)/);
+    expect(kv.commits).toBe(4);
+  });
+
+  it('fails at once on any other error, with the original as its cause', async () => {
+    const original = new Error('disk I/O error');
+    const kv = throwing(Infinity, original);
+    const store = denoKvStore({ kv, backoffMs: noWait });
+    const request = { key: 'k', namespace: '', limits: [resolveLimit({ limit: 5, windowMs: 1_000 }, 'limits[0]')], cost: 1, mode: 'consume' as const, nowMs: 0 };
+    const error = await store.evaluate(request).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateKitError);
+    expect((error as RateKitError).code).toBe('ERR_RATEKIT_STORE');
+    expect((error as Error).cause).toBe(original);
+    expect(kv.commits).toBe(1);
+  });
+
+  it('waits a jittered, exponentially capped backoff between attempts', async () => {
+    const random = jest.spyOn(Math, 'random').mockReturnValue(0.5);
+    const timeout = jest.spyOn(globalThis, 'setTimeout');
+    try {
+      const store = denoKvStore({ kv: alwaysRaced, maxAttempts: 8, backoffMs: { baseMs: 1, maxMs: 8 } });
+      const request = { key: 'k', namespace: '', limits: [resolveLimit({ limit: 5, windowMs: 1_000 }, 'limits[0]')], cost: 1, mode: 'consume' as const, nowMs: 0 };
+      await expect(store.evaluate(request)).rejects.toThrow(/lost 8 compare-and-set races/);
+      // Before attempts 2..8: half of min(8, 1, 2, 4, 8, 16, ...).
+      expect(timeout.mock.calls.map((call) => call[1])).toEqual([0.5, 1, 2, 4, 4, 4, 4]);
+    } finally {
+      random.mockRestore();
+      timeout.mockRestore();
+    }
   });
 
   it('rejects a value it did not write instead of deciding on it', async () => {

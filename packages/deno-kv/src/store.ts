@@ -6,7 +6,13 @@
  * Why it is exact: the commit applies only if no other writer changed any of the states since
  * they were read (their versionstamps), so a decision is applied to exactly the states it was
  * made on, or not at all; a lost race reads again and decides again, at most `maxAttempts`
- * times. Deno KV is strongly consistent for these reads and writes (the default consistency),
+ * times. A commit (or read) that throws "database is locked" is the same kind of loss: Deno KV's local
+ * SQLite backend and a self-hosted `denokv` throw it when another connection holds the write lock, and
+ * nothing was written, so it is retried within the same `maxAttempts` (issue 38 §1: treated as a store
+ * error at once, it failed up to 388 of 400 contended decisions, and `onStoreError: 'allow'` then admitted
+ * four times the limit). Retries wait a random time below an exponentially growing cap ("full jitter"),
+ * so contenders spread out instead of colliding again in step, and no decision starves.
+ * Deno KV is strongly consistent for these reads and writes (the default consistency),
  * on a local database and on Deno Deploy alike.
  *
  * @module
@@ -58,8 +64,19 @@ export interface DenoKvStoreOptions {
    * @default ['ratekit']
    */
   prefix?: KvKey;
-  /** Attempts per decision when a concurrent writer changed its states between the read and the commit (an integer ≥ 1). @default 16 */
+  /**
+   * Attempts per decision when it loses a race: another writer changed its states between the read and the
+   * commit, or held the database's lock ("database is locked"). An integer ≥ 1.
+   * @default 16
+   */
   maxAttempts?: number;
+  /**
+   * The backoff between attempts, in ms: before attempt n + 1 the store waits a random time in
+   * [0, min(`maxMs`, `baseMs` × 2^(n - 1))). `baseMs` and `maxMs` are numbers ≥ 0, `maxMs` ≥ `baseMs`.
+   * With the defaults, 16 attempts wait at most about 0.4 s in all.
+   * @default { baseMs: 1, maxMs: 32 }
+   */
+  backoffMs?: { baseMs: number; maxMs: number };
   /**
    * How long, in ms, states outlive the time their algorithm needs them (`expireIn`), to cover the
    * clock skew between the isolates writing them (each decides on its own clock).
@@ -89,14 +106,15 @@ export const MAX_SLIDING_LOG_LIMIT = 4_096;
  * - **Clock:** the caller's (`EvaluateRequest.nowMs`, the limiter's `now`): Deno KV has no clock
  *   a decision can read. Isolates with skewed clocks share state; `ttlSlackMs` covers the skew.
  * - **Contention:** decisions on one key through one store run one after another, so an isolate
- *   never races itself; a decision that loses a race to another isolate reads and decides again; after `maxAttempts`
+ *   never races itself; a decision that loses a race to another isolate or process (a changed state, or
+ *   "database is locked") waits a jittered backoff, then reads and decides again; after `maxAttempts`
  *   lost races it rejects (`ERR_RATEKIT_STORE`), and the limiter's `onStoreError` decides.
  * - **Failures:** any Deno KV error rejects with a `RateKitError` of code `ERR_RATEKIT_STORE`,
  *   its `cause` the original.
  *
  * Needs `Deno.openKv` (Deno 1.33+ with `--unstable-kv`; Deno Deploy).
  *
- * @throws {RateKitOptionError} when `kv` is not a Deno KV database, `prefix` is not an array of key parts, `maxAttempts` is not an integer ≥ 1 or `ttlSlackMs` is negative.
+ * @throws {RateKitOptionError} when `kv` is not a Deno KV database, `prefix` is not an array of key parts, `maxAttempts` is not an integer ≥ 1, `backoffMs` is not `{ baseMs, maxMs }` with 0 ≤ `baseMs` ≤ `maxMs`, or `ttlSlackMs` is negative.
  * @example
  * ```ts
  * import { createLimiter } from 'npm:@ratekit/core';
@@ -106,7 +124,7 @@ export const MAX_SLIDING_LOG_LIMIT = 4_096;
  * const limiter = createLimiter({
  *   limits: [{ algorithm: 'gcra', limit: 10, windowMs: 1_000 }],
  *   store: denoKvStore({ kv }),
- *   onStoreError: 'allow',
+ *   onStoreError: 'deny', // what a request gets if Deno KV fails: refused, never over the limit
  * });
  * Deno.serve(async (request, info) => {
  *   const decision = await limiter.consume(info.remoteAddr.hostname);
@@ -127,6 +145,11 @@ export function denoKvStore(options: DenoKvStoreOptions): DenoKvStore {
   }
   const maxAttempts = options.maxAttempts ?? 16;
   assertInteger('maxAttempts', maxAttempts, 1);
+  const backoff = options.backoffMs ?? { baseMs: 1, maxMs: 32 };
+  assertObject('backoffMs', backoff);
+  assertNonNegative('backoffMs.baseMs', backoff.baseMs, ' of milliseconds');
+  assertNonNegative('backoffMs.maxMs', backoff.maxMs, ' of milliseconds');
+  if (backoff.maxMs < backoff.baseMs) throw new RateKitOptionError('backoffMs.maxMs', `a number of milliseconds >= backoffMs.baseMs (${backoff.baseMs})`, backoff.maxMs);
   const ttlSlackMs = options.ttlSlackMs ?? 1_000;
   assertNonNegative('ttlSlackMs', ttlSlackMs, ' of milliseconds');
   const keyFor = (key: string, namespace: string, limitId: string): KvKey => [...prefix, namespace, key, limitId];
@@ -158,16 +181,20 @@ export function denoKvStore(options: DenoKvStoreOptions): DenoKvStore {
 
   async function decide(request: EvaluateRequest): Promise<Decision> {
     const keys = request.limits.map((limit) => keyFor(request.key, request.namespace, limit.id));
+    let locked = 0;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (attempt > 1) await sleep(Math.random() * Math.min(backoff.maxMs, backoff.baseMs * 2 ** (attempt - 2)));
       let decision: Decision | undefined;
       try {
         decision = await decideOnce(request, keys);
       } catch (error) {
-        throw storeError(`failed: ${error instanceof Error ? error.message : String(error)}`, error);
+        if (!isLockError(error)) throw storeError(`failed: ${error instanceof Error ? error.message : String(error)}`, error);
+        locked++;
       }
       if (decision !== undefined) return decision;
     }
-    throw storeError(`lost ${maxAttempts} compare-and-set races in a row on key ${JSON.stringify(request.key)} (raise maxAttempts for keys this contended)`, undefined);
+    const lockedNote = locked > 0 ? ` (${locked} of them to "database is locked")` : '';
+    throw storeError(`lost ${maxAttempts} compare-and-set races in a row on key ${JSON.stringify(request.key)}${lockedNote} (raise maxAttempts for keys this contended)`, undefined);
   }
 
   /** The tail of each key's queue of decisions in this store (see `evaluate`). */
@@ -220,6 +247,18 @@ function stateOf(value: unknown, key: KvKey): LimitState | undefined {
 }
 
 function ignore(): void {}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Whether a Deno KV error is SQLite's busy lock ("database is locked", `SQLITE_BUSY`): another connection
+ * to the same database was writing. Nothing of this commit was applied, so it is a lost race, not a failure.
+ */
+function isLockError(error: unknown): boolean {
+  return error instanceof Error && /database is locked|SQLITE_BUSY/i.test(error.message);
+}
 
 function isKeyPart(part: unknown): part is KvKeyPart {
   return typeof part === 'string' || typeof part === 'number' || typeof part === 'bigint' || typeof part === 'boolean' || part instanceof Uint8Array;
