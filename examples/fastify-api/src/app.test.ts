@@ -31,7 +31,7 @@ describe('fastify-api example', () => {
       expect(refused.headers.get('retry-after')).toBe('1');
       expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
       expect(refused.headers.get('ratelimit')).toBe('"read"; r=0; t=1');
-      expect(refused.headers.get('ratelimit-policy')).toBe('"read"; q=10; w=1; pk=:MTJjYTE3YjQ5YWYy:');
+      expect(refused.headers.get('ratelimit-policy')).toBe('"read"; q=20; w=2; pk=:MTJjYTE3YjQ5YWYy:');
     });
   });
 

@@ -22,7 +22,7 @@ describe('hono-api example', () => {
       expect(refused.headers.get('retry-after')).toBe('1');
       expect(refused.headers.get('x-ratelimit-remaining')).toBe('0');
       expect(refused.headers.get('ratelimit')).toBe('"read"; r=0; t=1');
-      expect(refused.headers.get('ratelimit-policy')).toMatch(/^"read"; q=10; w=1; pk=:[\w+/=]+:$/);
+      expect(refused.headers.get('ratelimit-policy')).toMatch(/^"read"; q=20; w=2; pk=:[\w+/=]+:$/);
     });
   });
 

@@ -19,7 +19,7 @@ describe('koa-api example', () => {
       expect(refused.headers['retry-after']).toBe('1');
       expect(refused.headers['x-ratelimit-remaining']).toBe('0');
       expect(refused.headers['ratelimit']).toBe('"read"; r=0; t=1');
-      expect(refused.headers['ratelimit-policy']).toBe('"read"; q=10; w=1; pk=:MTJjYTE3YjQ5YWYy:');
+      expect(refused.headers['ratelimit-policy']).toBe('"read"; q=20; w=2; pk=:MTJjYTE3YjQ5YWYy:');
     });
   });
 

@@ -47,7 +47,7 @@ describe.each<Platform>(['express', 'fastify'])('nestjs-api example on %s', (pla
       expect(await refused.json()).toEqual({ statusCode: 429, message: 'ThrottlerException: Too Many Requests' });
       expect(refused.headers.get('retry-after')).toBe('1');
       expect(refused.headers.get('ratelimit')).toBe('"default"; r=0; t=1');
-      expect(refused.headers.get('ratelimit-policy')).toMatch(/^"default"; q=10; w=1; pk=:[A-Za-z0-9+/]+=*:$/);
+      expect(refused.headers.get('ratelimit-policy')).toMatch(/^"default"; q=20; w=2; pk=:[A-Za-z0-9+/]+=*:$/);
     });
   });
 

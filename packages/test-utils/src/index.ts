@@ -4,6 +4,7 @@
  * - {@link testStore}: the store conformance suite.
  * - {@link testDifferential} / {@link compareSchedule}: the same random schedules on the in-memory store and on a store under test.
  * - {@link testCoalescing} / {@link compareTurns}: turns of concurrent decisions on a store that may coalesce them, against one at a time.
+ * - {@link checkAdapterHeaderConsistency} / `rateLimitHeaderInconsistencies`: every response's rate-limit fields agree with each other.
  * - {@link describeWithService}, {@link startRedis}, {@link redisService}, {@link startRedisCluster}, {@link redisClusterService}: real servers for the tests, from the environment or started on loopback.
  *
  * @module
@@ -18,6 +19,8 @@ export { compareTurns, testCoalescing, turnScheduleArbitrary } from './coalescin
 export type { CoalescingOptions, Turn, TurnRequest, TurnSchedule } from './coalescing.js';
 export { describeWithService, findBinary, inCI, serviceSource } from './services.js';
 export type { RunningServer, ServiceDefinition, ServiceSource } from './services.js';
+export { checkAdapterHeaderConsistency, inconsistencies as rateLimitHeaderInconsistencies } from './header-consistency.js';
+export type { AdapterRequest, HeaderConsistencyOptions, HeaderReader } from './header-consistency.js';
 export { freezeProcesses } from './freeze.js';
 export { StallProbe } from './stall-probe.js';
 export { freePort, onFreePort } from './ports.js';

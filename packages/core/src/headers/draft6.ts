@@ -4,13 +4,15 @@
  * `<quota>;w=<seconds>`, and `RateLimit-Limit` / `-Remaining` / `-Reset`
  * report the binding limit (the draft's "closest to running out": the lowest
  * remaining, the later reset on a tie, or on a refusal the refusing limit
- * with the longest wait). `RateLimit-Limit` is that limit's capacity (for
- * a bucket, its burst); `RateLimit-Policy` gives each limit's quota per
- * window.
+ * with the longest wait). `RateLimit-Limit` is that limit's advertised quota,
+ * one of the quotas `RateLimit-Policy` lists (each limit's quota per window;
+ * a bucket whose burst differs from its limit advertises its burst over the
+ * time to refill it: see `advertised-policy.ts`).
  *
  * @module
  */
 import type { Decision } from '../decision.js';
+import { bindingQuota } from './advertised-policy.js';
 import { countValue, deltaSeconds } from './numbers.js';
 import type { HeaderList } from './options.js';
 import type { PolicyList } from './policy-cache.js';
@@ -33,5 +35,5 @@ import type { PolicyList } from './policy-cache.js';
  */
 export function writeDraft6Headers(out: HeaderList, decision: Decision, resetMs: number, policies: PolicyList): void {
   if (policies.entries.length > 0) out.push(['RateLimit-Policy', policies.draft6]);
-  out.push(['RateLimit-Limit', String(countValue(decision.limit))], ['RateLimit-Remaining', String(countValue(decision.remaining))], ['RateLimit-Reset', String(deltaSeconds(resetMs))]);
+  out.push(['RateLimit-Limit', String(countValue(bindingQuota(decision)))], ['RateLimit-Remaining', String(countValue(decision.remaining))], ['RateLimit-Reset', String(deltaSeconds(resetMs))]);
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import type { Decision } from '../decision.js';
+import { bindingQuota } from './advertised-policy.js';
 import { countValue, deltaSeconds } from './numbers.js';
 import type { HeaderList } from './options.js';
 import type { PolicyList } from './policy-cache.js';
@@ -27,5 +28,5 @@ import type { PolicyList } from './policy-cache.js';
  */
 export function writeDraft7Headers(out: HeaderList, decision: Decision, resetMs: number, policies: PolicyList): void {
   if (policies.entries.length > 0) out.push(['RateLimit-Policy', policies.draft6]);
-  out.push(['RateLimit', `limit=${countValue(decision.limit)}, remaining=${countValue(decision.remaining)}, reset=${deltaSeconds(resetMs)}`]);
+  out.push(['RateLimit', `limit=${countValue(bindingQuota(decision))}, remaining=${countValue(decision.remaining)}, reset=${deltaSeconds(resetMs)}`]);
 }

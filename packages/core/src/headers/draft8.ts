@@ -12,7 +12,8 @@
  * ```
  *
  * - `q`: the quota per window, `w`: the window in whole seconds (≥ 1, rounded
- *   up), `pk`: the hashed partition key (express-rate-limit puts it in
+ *   up), as the limit advertises them (`advertised-policy.ts`: a bucket whose
+ *   burst differs from its limit shows its burst over the time to refill it), `pk`: the hashed partition key (express-rate-limit puts it in
  *   `RateLimit-Policy` only, and so do we).
  * - `r`: whole units remaining, `t`: seconds until the limit resets, or, for
  *   a limit that refused, until it admits the request again (see

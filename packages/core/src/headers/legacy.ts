@@ -1,11 +1,13 @@
 /**
  * The legacy `X-RateLimit-*` headers, as express-rate-limit (`legacyHeaders`)
- * and @fastify/rate-limit send them: the binding limit's capacity, whole
- * units remaining, and its reset as an epoch second or as delta-seconds.
+ * and @fastify/rate-limit send them: the binding limit's advertised quota (the
+ * `q` of its `RateLimit-Policy`: see `advertised-policy.ts`), whole units
+ * remaining, and its reset as an epoch second or as delta-seconds.
  *
  * @module
  */
 import type { Decision } from '../decision.js';
+import { bindingQuota } from './advertised-policy.js';
 import { countValue, deltaSeconds, epochSeconds } from './numbers.js';
 import type { HeaderList, LegacyResetFormat } from './options.js';
 
@@ -24,5 +26,5 @@ import type { HeaderList, LegacyResetFormat } from './options.js';
  */
 export function writeLegacyHeaders(out: HeaderList, decision: Decision, resetMs: number, format: LegacyResetFormat): void {
   const reset = format === 'delta' ? deltaSeconds(resetMs) : epochSeconds(decision.nowMs, resetMs);
-  out.push(['X-RateLimit-Limit', String(countValue(decision.limit))], ['X-RateLimit-Remaining', String(countValue(decision.remaining))], ['X-RateLimit-Reset', String(reset)]);
+  out.push(['X-RateLimit-Limit', String(countValue(bindingQuota(decision)))], ['X-RateLimit-Remaining', String(countValue(decision.remaining))], ['X-RateLimit-Reset', String(reset)]);
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Decision } from '../decision.js';
+import { bindingQuota } from './advertised-policy.js';
 import { rateLimitHeaders } from './index.js';
 import { countValue, deltaSeconds, epochSeconds } from './numbers.js';
 import type { HeaderList, HeaderOptions } from './options.js';
@@ -18,7 +19,7 @@ import { bindingResetMs, retryAfterSeconds } from './retry-after.js';
  * reused only when every value that goes into it is equal.
  *
  * Kept for options without standard fields (the legacy `X-RateLimit-*` fields and `Retry-After`:
- * every adapter's default in ratekit mode), whose only inputs are the binding limit's capacity and
+ * every adapter's default in ratekit mode), whose only inputs are the binding limit's advertised quota and
  * remaining count, its reset (epoch or delta seconds), whether the decision refused and
  * `Retry-After`. With standard fields, every call is `rateLimitHeaders(decision, options)`, read
  * afresh (a `partitionKey` set on `options` per request included).
@@ -48,7 +49,7 @@ export function headerListOf(options: HeaderOptions): (decision: Decision) => Re
     if (legacyHeaders) {
       // As writeLegacyHeaders, after rateLimitHeaders' `resetMs`.
       const resetMs = bindingResetMs(decision);
-      limit = countValue(decision.limit);
+      limit = countValue(bindingQuota(decision));
       remaining = countValue(decision.remaining);
       reset = format === 'delta' ? deltaSeconds(resetMs) : epochSeconds(decision.nowMs, resetMs);
     }

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { advertisedQuota, advertisedWindowMs } from './advertised-policy.js';
 import type { HeaderStyle } from './options.js';
 import { countValue, deltaSeconds } from './numbers.js';
 import { sfString } from './sf-string.js';
@@ -24,14 +25,16 @@ export interface PolicyShape {
   readonly quota: number;
   /** The window, in ms. */
   readonly windowMs: number;
+  /** The capacity, when it differs from the quota (a bucket's `burst`): see `advertised-policy.ts`. */
+  readonly limit?: number;
 }
 
 /** The most entries and lists kept before the cache is emptied. */
 export const MAX_CACHED = 4_096;
 
-/** One limit's policy text. */
+/** One limit's policy text, for the quota and window it advertises (`advertised-policy.ts`). */
 export class PolicyEntry {
-  /** The quota as a header integer (rounded down). */
+  /** The advertised quota as a header integer (rounded down). */
   readonly q: number;
   /** The window in whole seconds, rounded up, at least 1 (draft -09+ forbid `w=0`). */
   readonly w: number;
@@ -117,9 +120,11 @@ export class PolicyList {
 let byName = new Map<string, PolicyEntry[]>();
 let cached = 0;
 
-/** The interned entry of one limit. */
+/** The interned entry of one limit, for the quota and window it advertises. */
 export function policyEntry(limit: PolicyShape): PolicyEntry {
-  const { name, quota, windowMs } = limit;
+  const { name } = limit;
+  const quota = advertisedQuota(limit);
+  const windowMs = advertisedWindowMs(limit);
   let entries = byName.get(name);
   if (entries !== undefined) {
     for (const entry of entries) if (entry.quota === quota && entry.windowMs === windowMs) return entry;
