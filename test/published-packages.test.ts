@@ -25,8 +25,9 @@ interface Manifest {
 
 /** Builds that differ from the rule, each with its reason. */
 const BUILD_EXCEPTIONS: Record<string, string> = {
-  // rate-limiter-flexible's deep paths (lib/<Name>.js), written after the bundle, each re-exporting it.
-  '@ratekit/flexible': 'tsup && node ../../scripts/esm-types.mjs && node scripts/deep-paths.mjs',
+  // rate-limiter-flexible is CommonJS only: one CommonJS bundle, an ESM entry re-exporting it (so import and
+  // require give the same classes), and rlf's deep paths (lib/<Name>.js), each re-exporting the bundle.
+  '@ratekit/flexible': 'tsup && node scripts/esm-entry.mjs && node scripts/deep-paths.mjs',
   // Two entries (the package and ./compat): tsup splits their declarations into shared chunks that import
   // './x.js' from the .d.ts and './x.cjs' from the .d.cts, so the two cannot share one file.
   '@ratekit/hono': 'tsup',

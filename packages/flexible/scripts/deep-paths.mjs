@@ -52,7 +52,10 @@ export const PATHS = {
   RateLimiterEtcdNonAtomic: 'RateLimiterEtcdNonAtomic',
   RateLimiterDrizzle: 'RateLimiterDrizzle',
   RateLimiterDrizzleNonAtomic: 'RateLimiterDrizzleNonAtomic',
+  ExpressBruteFlexible: 'ExpressBruteFlexible',
+  constants: ['LIMITER_TYPES', 'ERR_UNKNOWN_LIMITER_TYPE_MESSAGE'],
   'component/RateLimiterQueueError': 'RateLimiterQueueError',
+  'component/RateLimiterSetupError': 'RateLimiterSetupError',
   'component/RateLimiterEtcdTransactionFailedError': 'RateLimiterEtcdTransactionFailedError',
   'helper/isRateLimiterCompatible': 'isRateLimiterCompatible',
 };

@@ -51,6 +51,15 @@ afterAll(() => {
 });
 
 describe('RateLimiterCluster and RateLimiterClusterMaster', () => {
+  it("keeps rlf's class names (the worker class is RateLimiterClusterWorker)", () => {
+    expect([RateLimiterCluster.name, RateLimiterClusterMaster.name, RateLimiterClusterMasterPM2.name]).toEqual([
+      rlfCluster.RateLimiterCluster.name,
+      rlfCluster.RateLimiterClusterMaster.name,
+      rlfCluster.RateLimiterClusterMasterPM2.name,
+    ]);
+    expect(RateLimiterCluster.name).toBe('RateLimiterClusterWorker');
+  });
+
   let master: RateLimiterClusterMaster;
   let ourMaster: MasterHandler;
   let rlfMaster: MasterHandler;

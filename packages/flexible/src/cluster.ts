@@ -228,7 +228,7 @@ interface PendingCall {
 }
 
 /** Every worker limiter of this process, served by the one 'message' listener. */
-const workers = new Set<RateLimiterCluster>();
+const workers = new Set<RateLimiterClusterWorker>();
 let listening = false;
 let nextPromiseId = 0;
 
@@ -246,7 +246,7 @@ let nextPromiseId = 0;
  *   when the process has no IPC channel (not a cluster worker).
  * @throws {RateKitOptionError} when `timeoutMs` does not read as a number.
  */
-export class RateLimiterCluster extends RateLimiterAbstract {
+class RateLimiterClusterWorker extends RateLimiterAbstract {
   _timeoutMs!: number;
   _initiated = false;
   /** When this limiter last sent its init, Unix ms: a call before the master's answer asks again at most once a second. */
@@ -425,3 +425,6 @@ function resultOf(data: AnswerData): RateLimiterRes | boolean | null {
 export function _resetClusterMasterForTests(): void {
   masterInstance = null;
 }
+
+// rlf names the worker class RateLimiterClusterWorker and exports it as RateLimiterCluster: its `name` is rlf's.
+export { RateLimiterClusterWorker as RateLimiterCluster };

@@ -59,11 +59,15 @@ export {
   RateLimiterEtcd,
   RateLimiterEtcdNonAtomic,
   RateLimiterEtcdTransactionFailedError,
+  RateLimiterSetupError,
   RateLimiterMongo,
   RateLimiterMySQL,
   RateLimiterPrisma,
-  RateLimiterRedisNonAtomic,
   RateLimiterSQLite,
-  RateLimiterValkey,
   RateLimiterValkeyGlide,
 } from './unsupported.js';
+export { RateLimiterRedisNonAtomic, RateLimiterValkey } from './redis-variants.js';
+export { ERR_UNKNOWN_LIMITER_TYPE_MESSAGE, LIMITER_TYPES } from './constants.js';
+export { ExpressBruteFlexible } from './express-brute.js';
+export type { BruteFailCallback, BruteMiddlewareOptions, BruteNext, BruteRequest, BruteResponse, BruteStoreError, ExpressBruteFlexibleOptions } from './express-brute.js';
+export type { RateLimiterValkeyOptions } from './redis-variants.js';

@@ -27,4 +27,11 @@ describe('RateLimiterRes', () => {
     expect(refusal).toBeInstanceOf(RateLimiterRes);
     expect(refusal).not.toBeInstanceOf(Error);
   });
+
+  it('keeps an explicit null, as rlf does (only a missing argument takes the default)', () => {
+    const res = new RateLimiterRes(null as never, null as never, null as never, null as never);
+    expect([res.remainingPoints, res.msBeforeNext, res.consumedPoints]).toEqual([null, null, null]);
+    expect(res.isFirstInDuration).toBe(false);
+    expect(new RateLimiterRes().toJSON()).toEqual({ remainingPoints: 0, msBeforeNext: 0, consumedPoints: 0, isFirstInDuration: false });
+  });
 });

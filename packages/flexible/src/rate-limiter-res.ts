@@ -37,7 +37,7 @@ const inspectSymbol = Symbol.for('nodejs.util.inspect.custom');
  * - `consumedPoints`: points consumed in the current duration, this call's included;
  * - `isFirstInDuration`: true when this call started the window.
  *
- * Missing constructor arguments default to 0, 0, 0 and false (rlf's defaults).
+ * Missing constructor arguments default to 0, 0, 0 and false (rlf's defaults); an explicit `null` is kept, as rlf keeps it.
  *
  * @example
  * ```ts
@@ -56,10 +56,11 @@ export class RateLimiterRes {
   _isFirstInDuration = false;
 
   constructor(remainingPoints?: number, msBeforeNext?: number, consumedPoints?: number, isFirstInDuration?: boolean) {
-    this.remainingPoints = remainingPoints ?? 0;
-    this.msBeforeNext = msBeforeNext ?? 0;
-    this.consumedPoints = consumedPoints ?? 0;
-    this.isFirstInDuration = isFirstInDuration ?? false;
+    // Only a missing argument takes the default: rlf keeps an explicit null (`new RateLimiterRes(null)` reads null).
+    this.remainingPoints = remainingPoints === undefined ? 0 : remainingPoints;
+    this.msBeforeNext = msBeforeNext === undefined ? 0 : msBeforeNext;
+    this.consumedPoints = consumedPoints === undefined ? 0 : consumedPoints;
+    this.isFirstInDuration = isFirstInDuration === undefined ? false : isFirstInDuration;
   }
 
   get msBeforeNext(): number {

@@ -1,4 +1,5 @@
 import { RateKitError } from '@ratekit/core';
+import * as rlf from 'rate-limiter-flexible';
 import * as flexible from './index.js';
 import { RateKitFlexibleUnsupportedStoreError } from './unsupported.js';
 
@@ -7,14 +8,12 @@ const OUT_OF_SCOPE = [
   'RateLimiterMySQL',
   'RateLimiterDynamo',
   'RateLimiterPrisma',
-  'RateLimiterValkey',
   'RateLimiterValkeyGlide',
   'RateLimiterSQLite',
   'RateLimiterEtcd',
   'RateLimiterEtcdNonAtomic',
   'RateLimiterDrizzle',
   'RateLimiterDrizzleNonAtomic',
-  'RateLimiterRedisNonAtomic',
 ] as const;
 
 describe('the rlf stores @ratekit/flexible does not implement', () => {
@@ -36,5 +35,21 @@ describe('the rlf stores @ratekit/flexible does not implement', () => {
   it('RateLimiterEtcdTransactionFailedError is a plain Error class under its name', () => {
     const error = new flexible.RateLimiterEtcdTransactionFailedError('conflict');
     expect([error instanceof Error, error.name, error.message]).toEqual([true, 'RateLimiterEtcdTransactionFailedError', 'conflict']);
+  });
+});
+
+describe("rlf's component errors", () => {
+  // rlf's lib/component/RateLimiterSetupError is not in its root index: a deep path only.
+  const RlfSetupError = require('rate-limiter-flexible/lib/component/RateLimiterSetupError') as new (message?: string) => Error;
+
+  it.each([
+    ['RateLimiterEtcdTransactionFailedError', flexible.RateLimiterEtcdTransactionFailedError, rlf.RateLimiterEtcdTransactionFailedError as unknown as new (message?: string) => Error],
+    ['RateLimiterSetupError', flexible.RateLimiterSetupError, RlfSetupError],
+  ])("%s has rlf's own keys, so JSON.stringify gives the same text", (_name, Ours, Theirs) => {
+    for (const message of ['the store is not set', undefined]) {
+      expect(JSON.stringify(new Ours(message))).toBe(JSON.stringify(new Theirs(message)));
+      expect(Object.keys(new Ours(message))).toEqual(Object.keys(new Theirs(message)));
+    }
+    expect(new Ours('x')).toBeInstanceOf(Error);
   });
 });

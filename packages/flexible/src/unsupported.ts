@@ -1,7 +1,7 @@
 /**
  * rate-limiter-flexible's stores that @ratekit/flexible does not implement:
  * those whose servers cannot be tested here (MongoDB, MySQL, DynamoDB,
- * Prisma, Valkey, Valkey GLIDE, SQLite, etcd, Drizzle), and RedisNonAtomic.
+ * Prisma, Valkey GLIDE, SQLite, etcd, Drizzle).
  * They keep rlf's export names, so an import of them still resolves and an
  * app typed against rlf still compiles; constructing one throws a coded
  * error naming the store and the migration guide, rather than counting on a
@@ -69,13 +69,6 @@ export class RateLimiterPrisma extends RateLimiterStoreAbstract {
   }
 }
 
-/** rlf's Valkey (iovalkey) store: not supported; constructing it throws {@link RateKitFlexibleUnsupportedStoreError}. */
-export class RateLimiterValkey extends RateLimiterStoreAbstract {
-  constructor(..._args: unknown[]) {
-    super(unsupported('RateLimiterValkey'));
-  }
-}
-
 /** rlf's Valkey GLIDE store: not supported; constructing it throws {@link RateKitFlexibleUnsupportedStoreError}. */
 export class RateLimiterValkeyGlide extends RateLimiterStoreAbstract {
   constructor(..._args: unknown[]) {
@@ -124,23 +117,26 @@ export class RateLimiterDrizzleNonAtomic extends RateLimiterStoreAbstract {
 }
 
 /**
- * rlf's non-atomic Redis store (a MULTI of separate commands): not supported;
- * RateLimiterRedis reads and writes the same keys atomically. Constructing it
- * throws {@link RateKitFlexibleUnsupportedStoreError}.
- */
-export class RateLimiterRedisNonAtomic extends RateLimiterStoreAbstract {
-  constructor(..._args: unknown[]) {
-    super(unsupported('RateLimiterRedisNonAtomic'));
-  }
-}
-
-/**
  * rlf's error for an etcd transaction that failed: exported under its name
  * so imports resolve and `instanceof` checks compile; nothing here raises it.
  */
 export class RateLimiterEtcdTransactionFailedError extends Error {
   constructor(message?: string) {
-    super(message);
+    super();
+    // Own, enumerable fields, as rlf assigns them after `super()`: JSON.stringify(err) shows name and message.
     this.name = 'RateLimiterEtcdTransactionFailedError';
+    this.message = message as string;
+  }
+}
+
+/**
+ * rlf's error for a store set up wrongly (`lib/component/RateLimiterSetupError`), which rlf's etcd store
+ * throws: exported under its name so the deep path resolves; nothing here raises it.
+ */
+export class RateLimiterSetupError extends Error {
+  constructor(message?: string) {
+    super();
+    this.name = 'RateLimiterSetupError';
+    this.message = message as string;
   }
 }
