@@ -14,6 +14,7 @@
 // Method and how to read the table: bench/notes/attack-and-fleet.md.
 
 import { fileURLToPath } from 'node:url';
+import { isTwin, twinOf, twinProcess, untwinned } from './lib/against.mjs';
 import { startChild } from './lib/child.mjs';
 import { formatFixed, formatRate, formatRatio, formatSigned, renderTable } from './lib/format.mjs';
 import { CONNECTIONS, probe } from './lib/http-load.mjs';
@@ -105,21 +106,42 @@ export async function run(options, log) {
     { rounds: 'BENCH_FLEET_ROUNDS', sliceMs: 'BENCH_FLEET_SLICE_MS', warmupMs: 'BENCH_FLEET_WARMUP_MS', workers: 'BENCH_FLEET_WORKERS', keys: 'BENCH_FLEET_KEYS' },
     { min: { rounds: 1, sliceMs: 200, workers: 1, keys: 1 } },
   );
-  const chosen = selectRows(options.variants);
+  const chosen = withTwins(selectRows(options.variants), options.against);
   if (chosen.length === 0) throw new Error(`--variants=${options.variants?.join(',')} names no fleet row`);
   const random = seededRandom(options.seed);
-  const ran = await eachFrameworkOnRedis('fleet', chosen, log, (on) => runFramework({ ...on, schedule, random, log }));
+  const ran = await eachFrameworkOnRedis('fleet', chosen, log, (on) => runFramework({ ...on, schedule, random, log, against: options.against }));
   if (ran.skipped) return ran;
   return {
-    config: { ...schedule, connections: CONNECTIONS, limit: LIMIT, windowMs: WINDOW_MS, target: TARGET, seed: options.seed, server: ran.server, versions: storeVersions() },
+    config: {
+      ...schedule,
+      connections: CONNECTIONS,
+      limit: LIMIT,
+      windowMs: WINDOW_MS,
+      target: TARGET,
+      seed: options.seed,
+      server: ran.server,
+      versions: storeVersions(),
+      against: options.against === undefined ? undefined : { ref: options.against.ref, short: options.against.short },
+    },
     loadAverage: ran.loadAverage,
     frameworks: ran.frameworks,
   };
 }
 
+/** With --against, each of our rows followed by its twin on the ref's packages (lib/against.mjs). */
+function withTwins(chosen, against) {
+  if (against === undefined) return chosen;
+  return chosen.map(({ framework, rows }) => ({
+    framework,
+    rows: rows.flatMap((r) => (r.ours ? [r, { ...r, id: twinOf(r.id), limiter: `${r.limiter} @ ${against.short}`, ours: false, twin: true }] : [r])),
+  }));
+}
+
 /** One app: a cluster primary (a child of ours) and its workers. Answers as lib/http-load.mjs's startServer does. */
-async function startFleet(framework, id, workers, env) {
-  const child = startChild(CLUSTER, { args: [appScript(framework), id, String(workers)], env, execArgv: ['--no-flush-bytecode', '--no-memory-reducer'], label: `fleet ${framework} ${id}` });
+async function startFleet(framework, id, workers, env, against) {
+  const base = { env, execArgv: ['--no-flush-bytecode', '--no-memory-reducer'] };
+  const launch = isTwin(id) ? twinProcess(against, base) : base;
+  const child = startChild(CLUSTER, { args: [appScript(framework), untwinned(id), String(workers)], ...launch, label: `fleet ${framework} ${id}` });
   try {
     const { port } = await child.request({ cmd: 'listen' });
     return { port, url: `http://${HOST}:${port}/`, usage: async () => (await child.request({ cmd: 'usage' })).cpuMicros, close: () => child.close() };
@@ -129,7 +151,7 @@ async function startFleet(framework, id, workers, env) {
   }
 }
 
-async function runFramework({ framework, rows, schedule, server, admin, random, log }) {
+async function runFramework({ framework, rows, schedule, server, admin, random, log, against }) {
   const env = appEnvironment({ redisUrl: server.url, limit: LIMIT, windowMs: WINDOW_MS, trustProxy: true });
   const requests = rotatingClients(schedule.keys);
   const apps = new Map();
@@ -157,7 +179,7 @@ async function runFramework({ framework, rows, schedule, server, admin, random, 
   };
   try {
     log(`fleet, ${framework}: starting ${rows.length} apps of ${schedule.workers} processes`);
-    for (const r of rows) apps.set(r.id, await startFleet(framework, r.id, schedule.workers, env));
+    for (const r of rows) apps.set(r.id, await startFleet(framework, r.id, schedule.workers, env, against));
     for (const r of rows) {
       const first = await probe(apps.get(r.id).url, { 'x-forwarded-for': clientAddress(0) }); // a client of the load: no key of its own
       const limitHeader = first.headers['x-ratelimit-limit'];
@@ -247,9 +269,18 @@ export function render(results) {
   const { config } = results;
   const rows = [];
   const verdicts = [];
+  const versusRef = [];
   for (const [framework, fw] of Object.entries(results.frameworks)) {
     const byId = new Map(fw.rows.map((r) => [r.id, r]));
     for (const r of fw.rows) {
+      const twin = byId.get(twinOf(r.id));
+      if (twin !== undefined) {
+        versusRef.push(
+          `${framework}, ${r.limiter}: req/s ÷ bare ${formatFixed(r.ratio.median / twin.ratio.median, 3)}× ${config.against.short}'s; ` +
+            `p99 added ${formatSigned(r.added.p99.median - twin.added.p99.median, 2)} ms, app CPU ${formatSigned(r.appCpuMicrosPerRequest - twin.appCpuMicrosPerRequest, 1)} µs/req, ` +
+            `Redis CPU ${formatSigned(r.redisCpuMicrosPerRequest - twin.redisCpuMicrosPerRequest, 2)} µs/req, commands ${formatFixed(r.commandsPerRequest, 2)} against ${formatFixed(twin.commandsPerRequest, 2)} per request`,
+        );
+      }
       const name = r.id === BARE ? `**${r.limiter}**` : r.peer ? `_${r.limiter}_` : r.limiter;
       rows.push([
         framework,
@@ -306,6 +337,9 @@ export function render(results) {
     '',
     table,
     '',
+    ...(versusRef.length === 0
+      ? []
+      : [`This commit against ${config.against.ref} (${config.against.short}), same run (its rows: "@ ${config.against.short}"):`, '', ...versusRef.map((line) => `- ${line}`), '']),
     `Targets (issue 26): ${config.target}, per framework:`,
     '',
     ...verdicts.map((line) => `- ${line}`),

@@ -12,7 +12,8 @@
 // Method and how to read the table: bench/notes/attack-and-fleet.md.
 
 import { loadCore } from './lib/core.mjs';
-import { formatFixed, formatMs, formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
+import { formatFixed, formatMs, formatPercent, formatRate, formatRatio, formatSigned, renderTable } from './lib/format.mjs';
+import { isTwin, twinOf, twinProcess, untwinned } from './lib/against.mjs';
 import { CONNECTIONS, probe, startServer } from './lib/http-load.mjs';
 import { scheduleFromEnv } from './lib/options.mjs';
 import { appEnvironment, appScript, refusalCacheSupport } from './lib/redis-apps.mjs';
@@ -116,19 +117,39 @@ export async function run(options, log) {
   );
   const sliceMs = Math.round(schedule.floodMs / schedule.rounds);
   const cache = await refusalCacheSupport(loadCore);
-  const chosen = selectRows(options.variants, cache);
+  const chosen = withTwin(selectRows(options.variants, cache), options.against);
   if (chosen.length === 0) throw new Error(`--variants=${options.variants?.join(',')} names no flood row`);
   const random = seededRandom(options.seed);
-  const ran = await eachFrameworkOnRedis('flood', chosen, log, (on) => runFramework({ ...on, schedule, sliceMs, random, log }), cache.detail);
+  const ran = await eachFrameworkOnRedis('flood', chosen, log, (on) => runFramework({ ...on, schedule, sliceMs, random, log, against: options.against }), cache.detail);
   if (ran.skipped) return ran;
   return {
-    config: { ...schedule, sliceMs, limit: LIMIT, windowMs: WINDOW_MS, target: TARGET, refusalCache: cache, seed: options.seed, server: ran.server, versions: storeVersions() },
+    config: {
+      ...schedule,
+      sliceMs,
+      limit: LIMIT,
+      windowMs: WINDOW_MS,
+      target: TARGET,
+      refusalCache: cache,
+      seed: options.seed,
+      server: ran.server,
+      versions: storeVersions(),
+      against: options.against === undefined ? undefined : { ref: options.against.ref, short: options.against.short },
+    },
     loadAverage: ran.loadAverage,
     frameworks: ran.frameworks,
   };
 }
 
-async function runFramework({ framework, rows, schedule, sliceMs, server, admin, random, log }) {
+/** With --against, the default row's twin on the ref's packages (lib/against.mjs), after it. */
+function withTwin(chosen, against) {
+  if (against === undefined) return chosen;
+  return chosen.map(({ framework, rows }) => ({
+    framework,
+    rows: rows.flatMap((r) => (r.id === DEFAULT_ROW ? [r, { ...r, id: twinOf(r.id), limiter: `${r.limiter} @ ${against.short}`, role: 'twin' }] : [r])),
+  }));
+}
+
+async function runFramework({ framework, rows, schedule, sliceMs, server, admin, random, log, against }) {
   const env = appEnvironment({ redisUrl: server.url, limit: LIMIT, windowMs: WINDOW_MS });
   const servers = new Map();
   const problems = new Map(rows.map((r) => [r.id, []]));
@@ -139,7 +160,9 @@ async function runFramework({ framework, rows, schedule, sliceMs, server, admin,
     for (const r of rows) {
       if (r.skip) continue;
       try {
-        servers.set(r.id, await startServer(appScript(framework), r.id, { env, execArgv: ['--no-flush-bytecode', '--no-memory-reducer'], label: `flood ${framework} ${r.id}` }));
+        const base = { env, execArgv: ['--no-flush-bytecode', '--no-memory-reducer'] };
+        const launch = isTwin(r.id) ? twinProcess(against, base) : base;
+        servers.set(r.id, await startServer(appScript(framework), untwinned(r.id), { ...launch, label: `flood ${framework} ${r.id}` }));
       } catch (error) {
         r.skip = `could not start: ${error.message.split('\n')[0]}`;
       }
@@ -275,7 +298,16 @@ export function render(results) {
   const { config } = results;
   const rows = [];
   const verdicts = [];
+  const versusRef = [];
   for (const [framework, fw] of Object.entries(results.frameworks)) {
+    const twin = fw.rows.find((p) => p.id === twinOf(DEFAULT_ROW) && !p.skipped);
+    const own = fw.rows.find((p) => p.id === DEFAULT_ROW && !p.skipped);
+    if (twin !== undefined && own !== undefined) {
+      versusRef.push(
+        `${framework}: req/s ÷ bare ${formatFixed(own.rateVsBare.median / twin.rateVsBare.median, 3)}× ${config.against.short}'s; server CPU ${formatSigned(own.cpuMicrosPerResponse - twin.cpuMicrosPerResponse, 1)} µs per response; ` +
+          `script calls per refusal period ${formatFixed(own.callsPerPeriod, 2)} against ${formatFixed(twin.callsPerPeriod, 2)}`,
+      );
+    }
     for (const r of fw.rows) {
       const name = r.role === 'reference' || r.role === 'bare' ? `**${r.limiter}**` : r.role === 'peer' || r.role === 'incumbent' ? `_${r.limiter}_` : r.limiter;
       if (r.skipped) {
@@ -357,6 +389,9 @@ export function render(results) {
     '',
     table,
     '',
+    ...(versusRef.length === 0
+      ? []
+      : [`This commit against ${config.against.ref} (${config.against.short}), same run (its row: "@ ${config.against.short}"):`, '', ...versusRef.map((line) => `- ${line}`), '']),
     'Targets (issue 26 on our default Redis row; issue 31 §2 on the headers-off row):',
     '',
     ...verdicts.map((line) => `- ${line}`),

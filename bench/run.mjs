@@ -5,6 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { prepareAgainst } from './lib/against.mjs';
 import { coreVersions } from './lib/core.mjs';
 import { parseOptions, PARTS, USAGE } from './lib/options.mjs';
 
@@ -27,6 +28,7 @@ async function main() {
     process.stdout.write(options.json ? `${JSON.stringify(saved, null, 2)}\n` : await renderDocument(saved));
     return 0;
   }
+  if (options.against !== undefined) options.against = prepareAgainst(options.against, log);
   const startedAt = new Date();
   const environment = describeEnvironment();
   log(`parts: ${options.parts.join(', ')}; node ${process.version}; ${environment.cpus}; load ${environment.loadAverage.join(' ')}`);
@@ -51,6 +53,7 @@ async function main() {
       keys: options.keys,
       memoryKeys: options.memoryKeys,
       seed: options.seed,
+      against: options.against === undefined ? undefined : { ref: options.against.ref, sha: options.against.sha },
     },
     environment: { ...environment, loadAverageAtEnd: os.loadavg().map((n) => Number(n.toFixed(2))) },
     versions: coreVersions(),

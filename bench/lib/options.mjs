@@ -65,6 +65,9 @@ export const USAGE = `Usage: node bench/run.mjs [options]   (pnpm bench [options
   --memory-keys=<n>      distinct keys for bytes per key (env BENCH_MEMORY_KEYS; default ${FULL.memoryKeys})
   --seed=<n>             seed of the shuffled variant order (default: random, reported)
   --cpu-prof=<dir>       write a V8 CPU profile of every throughput child process into <dir>
+  --against=<git ref>    also run that commit's build, in a worktree of its own (bench/.against/<sha>, built once),
+                         as a twin of each of our rows in the same run: every table then shows "this ÷ that ref"
+                         (fleet, flood, decisions; lib/against.mjs)
   --from=<file.json>     measure nothing: print the tables of a document saved from --json
   --help                 this text
 `;
@@ -85,6 +88,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env) {
       variants: { type: 'string' },
       seed: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      against: { type: 'string' },
       from: { type: 'string' },
       help: { type: 'boolean', default: false },
       ...numeric,
@@ -105,6 +109,7 @@ export function parseOptions(argv = process.argv.slice(2), env = process.env) {
             .filter(Boolean),
     seed: values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : toInteger('--seed', values.seed, 0),
     cpuProfDir: values['cpu-prof'],
+    against: values.against,
     from: values.from,
   };
   for (const [flag, envName, min] of NUMERIC) {

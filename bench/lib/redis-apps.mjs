@@ -78,7 +78,8 @@ export function appSettings(limiter, env = process.env) {
     limit: limiter === 'bare' ? Number.NaN : number(APP_ENV.limit),
     windowMs: limiter === 'bare' ? Number.NaN : number(APP_ENV.windowMs),
     trustProxy: env[APP_ENV.trustProxy] === '1',
-    prefix: `bench:${limiter}:`,
+    // A twin of --against (lib/against.mjs) keeps its own keys: `bench:<limiter>@ref:`.
+    prefix: `bench:${limiter}${env.BENCH_AGAINST_ROOT ? '@ref' : ''}:`,
     async redis() {
       if (client === undefined) {
         const url = env[APP_ENV.redisUrl];
