@@ -25,6 +25,8 @@ module.exports = {
   // x.bun.test.ts, x.deno.test.ts, x.workerd.test.ts need their runtime (Deno KV, Durable Objects), x.edge.test.ts the
   // servers scripts/runtimes starts for Bun, Deno and workerd (on Node, a store's own jest test starts them).
   testPathIgnorePatterns: ['/node_modules/', '/dist/', '\\.(bun|deno|workerd|edge)\\.test\\.ts$'],
+  // `pnpm bench --against <ref>` keeps that commit's worktree there: another copy of every package.
+  modulePathIgnorePatterns: ['<rootDir>/bench/\\.against/'],
   // For each test and hook that sets none of its own. Jest's 5 s default is a budget the CPU-bound
   // property runs overshoot on a busy machine: the slowest such test takes up to 4.7 s on a quiet
   // 2-core machine (the option fuzzes, 2-4 s, timed out beside two busy processes; issue 31 §4).

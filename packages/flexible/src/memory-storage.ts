@@ -29,6 +29,8 @@ export const DEFAULT_MEMORY_MAX_KEYS = 100_000;
 
 /** rlf's `parseInt(value, 10)` of a record's value, without a string round trip for ordinary numbers. */
 function toInteger(value: number): number {
+  // parseInt reads -0 as "0" (a reward of 0 points stores 0, not -0); Math.trunc would keep the sign.
+  if (value === 0) return 0;
   return Math.abs(value) < 1e21 ? Math.trunc(value) : parseInt(String(value), 10);
 }
 

@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ipKeyGenerator, rateLimitHeaders, RateKitOptionError } from '@ratekit/core';
+import { advertisedQuota, ipKeyGenerator, rateLimitHeaders, RateKitOptionError } from '@ratekit/core';
 import { THROTTLER_BLOCK_DURATION, THROTTLER_KEY_GENERATOR, THROTTLER_LIMIT, THROTTLER_RATEKIT, THROTTLER_SKIP, THROTTLER_TRACKER, THROTTLER_TTL } from './constants.js';
 import { ThrottlerException, throttlerMessage } from './exception.js';
 import type { ThrottlerLimitDetail, ThrottlerRequest } from './guard-types.js';
@@ -200,8 +200,8 @@ export class ThrottlerGuard implements CanActivate {
         response.header(`Retry-After${suffix}`, Math.max(1, wholeSeconds(retryAfterMs)));
         continue;
       }
-      // The capacity (a bucket's burst), so that Limit is never below Remaining.
-      response.header(`${this.headerPrefix}-Limit${suffix}`, decision.limit);
+      // The quota RateLimit-Policy advertises (a bucket's is at least its burst), so Limit is never below Remaining.
+      response.header(`${this.headerPrefix}-Limit${suffix}`, Math.floor(advertisedQuota(decision)));
       response.header(`${this.headerPrefix}-Remaining${suffix}`, decision.remaining);
       response.header(`${this.headerPrefix}-Reset${suffix}`, wholeSeconds(decision.resetMs));
     }

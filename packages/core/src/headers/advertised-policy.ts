@@ -36,7 +36,18 @@ export interface AdvertisedShape {
 /** Guards the whole-second rounding against float noise (3 × (1000 / 3) is 1000.0000000000001). */
 const EPSILON = 1e-9;
 
-/** The advertised quota: see the module's rule. */
+/**
+ * The quota a limit advertises, the `q` of its `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers-08
+ * §3.1.1; the module's rule): for an adapter that writes a limit field itself, so that it agrees with the rest.
+ *
+ * @param shape - one limit's entry of a decision (`decision.limits[i]`, a `LimitDecision`)
+ * @returns a whole or fractional number of units, at least the limit's capacity; throws nothing
+ * @example
+ * ```ts
+ * const decision = limiter.consume(key) as Decision; // a token bucket of 10 per second, burst 20
+ * advertisedQuota(decision.limits[0]!); // 20, as in `RateLimit-Policy: "read"; q=20; w=2`
+ * ```
+ */
 export function advertisedQuota(shape: AdvertisedShape): number {
   const capacity = shape.limit ?? shape.quota;
   if (capacity === shape.quota) return shape.quota;
