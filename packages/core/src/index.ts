@@ -41,6 +41,9 @@ export { ipKeyGenerator } from './keys.js';
 export { clientAddress } from './proxy-chain.js';
 export type { TrustProxy } from './proxy-chain.js';
 
+// The gate: the request pipeline every adapter stands on.
+export { holdFor } from './gate/hold.js';
+
 // Events on node:diagnostics_channel (metrics, tracing, logs).
 export { CHANNELS } from './events.js';
 export type { DecisionEvent, MemoryEvictEvent, StoreErrorEvent } from './events.js';

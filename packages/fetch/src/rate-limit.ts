@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { clientAddress, createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, headerListOf, ipKeyGenerator, type Limiter, RateKitError } from '@ratekit/core';
+import { clientAddress, createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, headerListOf, holdFor, ipKeyGenerator, type Limiter, RateKitError } from '@ratekit/core';
 import { inBackground, type WaitUntilContext } from './background.js';
 import { type AddressLike, addressOf, missingAddress } from './client-address.js';
 import { type KeyResult, type MessageBody, type RateLimitOptions, resolveOptions } from './options.js';
@@ -204,28 +204,11 @@ export function rateLimit(options: RateLimitOptions = {}): RateLimitFunction<Rat
     if (decision.delayMs > 0) {
       const delayMs = Math.ceil(decision.delayMs);
       headers.set(DELAY_HEADER, String(delayMs));
-      await held(delayMs, request.signal);
+      await holdFor(delayMs, request.signal);
     }
     await observed;
     return { allowed: true, response: undefined, headers, decision, key };
   };
   Object.defineProperty(check, 'limiter', { value: limiter, enumerable: true });
   return check as RateLimitFunction<RateLimitCall>;
-}
-
-/** Resolves after `delayMs`, or as soon as the request is aborted (the client left: holding it longer serves no one). */
-function held(delayMs: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted === true) {
-      resolve();
-      return;
-    }
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, delayMs);
-    signal?.addEventListener('abort', done);
-  });
 }

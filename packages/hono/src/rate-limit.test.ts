@@ -77,6 +77,16 @@ describe('rateLimit (ratekit mode)', () => {
       expect(performance.now() - started).toBeGreaterThanOrEqual(195);
     });
 
+    it('stops holding a delayed request once it is aborted (the client left), as @ratekit/fetch does', async () => {
+      // The second request would wait 60 s; aborted, it is served without waiting (else the test times out).
+      const app = appWith(rateLimit({ getConnInfo, limits: { algorithm: 'delay', limit: 1, windowMs: 60_000, maxDelayMs: 120_000 }, now: () => T0 }));
+      expect((await app.request('/', from('192.0.2.21'))).status).toBe(200);
+      const aborting = new AbortController();
+      const served = app.request('/', { ...from('192.0.2.21'), signal: aborting.signal });
+      aborting.abort();
+      expect((await served).status).toBe(200);
+    });
+
     it('runs every algorithm', async () => {
       for (const algorithm of ['fixed-window', 'sliding-window', 'sliding-log', 'token-bucket', 'gcra'] as const) {
         const app = appWith(rateLimit({ getConnInfo, algorithm, limit: 2, windowMs: 60_000, now: () => T0 }));

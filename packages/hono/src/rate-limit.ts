@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { consumeInAnyForm, createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, type HeaderList, headerListOf, type Limiter, RateKitError, rateLimitHeaders } from '@ratekit/core';
+import { consumeInAnyForm, createLimiter, type Decision, DEFAULT_REFUSAL_MESSAGE, type HeaderList, headerListOf, holdFor, type Limiter, RateKitError, rateLimitHeaders } from '@ratekit/core';
 import type { Context, Env, Input, MiddlewareHandler, Next } from 'hono';
 import { afterResponse } from './background.js';
 import { type KeyResult, type RateLimitOptions, resolveOptions } from './options.js';
@@ -125,7 +125,7 @@ export function rateLimit<E extends Env = Env, P extends string = string, I exte
   function answer(c: Ctx, next: Next, key: string, decision: Decision): Promise<Response | void> {
     if (!decision.allowed) return refuse(c, key, decision);
     if (anyHeaders) write(c, headersFor(decision, key));
-    if (decision.delayMs > 0) return new Promise((resolve) => setTimeout(resolve, decision.delayMs)).then(() => proceed(c, next, key, decision));
+    if (decision.delayMs > 0) return holdFor(decision.delayMs, c.req.raw.signal).then(() => proceed(c, next, key, decision));
     return proceed(c, next, key, decision);
   }
 
