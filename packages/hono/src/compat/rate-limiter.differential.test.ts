@@ -18,6 +18,7 @@ const T0 = Date.UTC(2031, 0, 1);
 interface Config {
   startOffsetMs: number;
   limit: number;
+  limitFunction: boolean;
   windowMs: number;
   standardHeaders: false | true | 'draft-6' | 'draft-7';
   statusCode: number;
@@ -25,18 +26,20 @@ interface Config {
   skipFailedRequests: boolean;
   skipSuccessfulRequests: boolean;
   skipHeader: boolean;
+  successUnder300: boolean;
 }
 
 interface Step {
   dtMs: number;
   key: string;
-  path: '/ok' | '/fail';
+  path: '/ok' | '/fail' | '/info' | '/throw';
   skip: boolean;
 }
 
 const configArbitrary: fc.Arbitrary<Config> = fc.record({
   startOffsetMs: fc.integer({ min: 0, max: 999 }),
   limit: fc.integer({ min: 0, max: 5 }),
+  limitFunction: fc.boolean(),
   windowMs: fc.constantFrom(1_000, 1_500, 2_000, 2_500, 60_000),
   standardHeaders: fc.constantFrom(false as const, true as const, 'draft-6' as const, 'draft-7' as const),
   statusCode: fc.constantFrom(429, 503),
@@ -44,6 +47,7 @@ const configArbitrary: fc.Arbitrary<Config> = fc.record({
   skipFailedRequests: fc.boolean(),
   skipSuccessfulRequests: fc.boolean(),
   skipHeader: fc.boolean(),
+  successUnder300: fc.boolean(),
 });
 
 /** Steps for a window of `windowMs`: waits of 0, within the window, at its edge, and beyond it. */
@@ -54,7 +58,12 @@ function stepsArbitrary(windowMs: number): fc.Arbitrary<Step[]> {
     fc.constantFrom(windowMs - 1, windowMs, windowMs + 1, 999, 1_000, 1_001),
     fc.integer({ min: windowMs, max: 3 * windowMs }),
   );
-  const step = fc.record({ dtMs, key: fc.constantFrom('a', 'b', 'c'), path: fc.constantFrom('/ok' as const, '/ok' as const, '/fail' as const), skip: fc.boolean() });
+  const step = fc.record({
+    dtMs,
+    key: fc.constantFrom('a', 'b', 'c'),
+    path: fc.constantFrom('/ok' as const, '/ok' as const, '/fail' as const, '/info' as const, '/throw' as const),
+    skip: fc.boolean(),
+  });
   return fc.array(step, { minLength: 20, maxLength: 40 });
 }
 
@@ -62,7 +71,8 @@ const scenario = configArbitrary.chain((config) => fc.tuple(fc.constant(config),
 
 function options(config: Config) {
   return {
-    limit: config.limit,
+    // A function answering a limit per key: `limit` for a and b, one more for c.
+    limit: config.limitFunction ? async (c: { req: { header(name: string): string | undefined } }) => config.limit + Number(c.req.header('x-client') === 'c') : config.limit,
     windowMs: config.windowMs,
     standardHeaders: config.standardHeaders,
     statusCode: config.statusCode,
@@ -70,6 +80,7 @@ function options(config: Config) {
     skipFailedRequests: config.skipFailedRequests,
     skipSuccessfulRequests: config.skipSuccessfulRequests,
     keyGenerator: (c: { req: { header(name: string): string | undefined } }) => c.req.header('x-client') ?? '',
+    ...(config.successUnder300 ? { requestWasSuccessful: (c: { res: Response }) => c.res.status < 300 } : {}),
     ...(config.skipHeader ? { skip: (c: { req: { header(name: string): string | undefined } }) => c.req.header('x-skip') === '1' } : {}),
   };
 }
@@ -79,6 +90,11 @@ function appWith(middleware: unknown): Hono {
   app.use(middleware as never);
   app.get('/ok', (c) => c.text('ok'));
   app.get('/fail', (c) => c.text('failed', 400));
+  app.get('/info', (c) => c.json(c.get('rateLimit' as never)));
+  app.get('/throw', () => {
+    throw new Error('broken');
+  });
+  app.onError((_error, c) => c.text('broken', 500)); // Hono's default logs it
   return app;
 }
 
