@@ -13,7 +13,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { Agent, createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import express, { type Express, type Request, type RequestHandler } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { rateLimit as upstreamRateLimit } from 'express-rate-limit';
 import fc from 'fast-check';
 import { rateLimit } from '../index.js';
@@ -24,6 +24,7 @@ const T0 = Date.UTC(2031, 0, 1);
 interface Config {
   startOffsetMs: number;
   limit: number;
+  limitFunction: boolean;
   limitName: 'limit' | 'max';
   windowMs: number;
   legacyHeaders: boolean | undefined;
@@ -35,18 +36,21 @@ interface Config {
   skipFailedRequests: boolean;
   skipSuccessfulRequests: boolean;
   skipHeader: boolean;
+  successUnder300: boolean;
+  retryAfter: number | undefined;
 }
 
 interface Step {
   dtMs: number;
   key: string;
-  path: '/ok' | '/fail';
+  path: '/ok' | '/fail' | '/info' | '/throw';
   skip: boolean;
 }
 
 const configArbitrary: fc.Arbitrary<Config> = fc.record({
   startOffsetMs: fc.integer({ min: 0, max: 999 }),
   limit: fc.integer({ min: 0, max: 5 }),
+  limitFunction: fc.boolean(),
   limitName: fc.constantFrom('limit' as const, 'max' as const),
   windowMs: fc.constantFrom(1_000, 1_500, 2_000, 2_500, 60_000, 90_000),
   legacyHeaders: fc.constantFrom(undefined, true, false),
@@ -58,6 +62,8 @@ const configArbitrary: fc.Arbitrary<Config> = fc.record({
   skipFailedRequests: fc.boolean(),
   skipSuccessfulRequests: fc.boolean(),
   skipHeader: fc.boolean(),
+  successUnder300: fc.boolean(),
+  retryAfter: fc.constantFrom(undefined, 30),
 });
 
 /** Steps for a window of `windowMs`: waits of 0, within the window, at its edge, and beyond it. */
@@ -68,7 +74,12 @@ function stepsArbitrary(windowMs: number): fc.Arbitrary<Step[]> {
     fc.constantFrom(windowMs - 1, windowMs, windowMs + 1, 999, 1_000, 1_001),
     fc.integer({ min: windowMs, max: 3 * windowMs }),
   );
-  const step = fc.record({ dtMs, key: fc.constantFrom('a', 'b', 'c'), path: fc.constantFrom('/ok' as const, '/ok' as const, '/fail' as const), skip: fc.boolean() });
+  const step = fc.record({
+    dtMs,
+    key: fc.constantFrom('a', 'b', 'c'),
+    path: fc.constantFrom('/ok' as const, '/ok' as const, '/fail' as const, '/info' as const, '/throw' as const),
+    skip: fc.boolean(),
+  });
   return fc.array(step, { minLength: 20, maxLength: 40 });
 }
 
@@ -76,7 +87,8 @@ const scenario = configArbitrary.chain((config) => fc.tuple(fc.constant(config),
 
 function options(config: Config) {
   return {
-    [config.limitName]: config.limit,
+    // A function answering a limit per key: `limit` for a and b, one more for c.
+    [config.limitName]: config.limitFunction ? async (req: Request) => config.limit + Number(req.get('x-client') === 'c') : config.limit,
     windowMs: config.windowMs,
     ...(config.legacyHeaders === undefined ? {} : { [config.legacyName]: config.legacyHeaders }),
     ...(config.standardHeaders === undefined ? {} : { standardHeaders: config.standardHeaders }),
@@ -87,11 +99,13 @@ function options(config: Config) {
     skipSuccessfulRequests: config.skipSuccessfulRequests,
     validate: false, // its checks only log (limit: 0's WRN_ERL_MAX_ZERO); compat/validations.test.ts tests ours
     keyGenerator: (req: Request) => req.get('x-client') ?? '',
+    ...(config.successUnder300 ? { requestWasSuccessful: (_req: Request, res: Response) => res.statusCode < 300 } : {}),
+    ...(config.retryAfter === undefined ? {} : { retryAfter: config.retryAfter }),
     ...(config.skipHeader ? { skip: (req: Request) => req.get('x-skip') === '1' } : {}),
   };
 }
 
-/** An app with `limiter` before `/ok` (200) and `/fail` (400); `finished` resolves once a response's `'finish'` listeners are done. */
+/** An app with `limiter` before `/ok` (200), `/fail` (400), `/info` (`req.rateLimit`) and `/throw` (500); `finished` resolves once a response's `'finish'` listeners are done. */
 function appWith(limiter: RequestHandler): { app: Express; finished: () => Promise<void> } {
   let done: Promise<void> = Promise.resolve();
   const app = express();
@@ -102,6 +116,9 @@ function appWith(limiter: RequestHandler): { app: Express; finished: () => Promi
   app.use(limiter);
   app.get('/ok', (_req, res) => void res.send('ok'));
   app.get('/fail', (_req, res) => void res.status(400).send('failed'));
+  app.get('/info', (req, res) => void res.json((req as Request & { rateLimit?: unknown }).rateLimit));
+  app.get('/throw', (_req, _res, next) => next(new Error('broken')));
+  app.use(((_error, _req, res, _next) => void res.status(500).send('broken')) as ErrorRequestHandler); // Express's default logs it
   return { app, finished: () => done };
 }
 
