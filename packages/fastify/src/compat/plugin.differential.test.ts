@@ -27,6 +27,8 @@ const PATHS = ['/ok', '/ok', '/fail', '/own', '/g1', '/g2', '/off'] as const;
 interface Config {
   startOffsetMs: number;
   max: number | undefined;
+  maxFunction: boolean;
+  timeWindowFunction: boolean;
   timeWindow: number | string;
   routeMax: number;
   routeTimeWindow: number | string;
@@ -53,6 +55,8 @@ const timeWindow = fc.constantFrom<number | string>(1_000, 1_500, 2_000, 2_500, 
 const configArbitrary: fc.Arbitrary<Config> = fc.record({
   startOffsetMs: fc.integer({ min: 0, max: 999 }),
   max: fc.option(fc.integer({ min: 0, max: 5 }), { nil: undefined, freq: 10 }),
+  maxFunction: fc.boolean(),
+  timeWindowFunction: fc.boolean(),
   timeWindow,
   routeMax: fc.integer({ min: 0, max: 4 }),
   routeTimeWindow: timeWindow,
@@ -78,12 +82,17 @@ const stepsArbitrary: fc.Arbitrary<Step[]> = fc.array(
   { minLength: 20, maxLength: 40 },
 );
 
-function options(config: Config): Record<string, unknown> {
+/** The plugin's options; `calls` collects the hooks' calls (`onExceeding`, `onExceeded`, `onBanReach`), by key. */
+function options(config: Config, calls: string[]): Record<string, unknown> {
   const labels = config.enableDraftSpec ? DRAFT_LABELS : LEGACY_LABELS;
   const hidden = (indexes: number[]) => Object.fromEntries(indexes.map((i) => [labels[i], false]));
   return {
-    ...(config.max === undefined ? {} : { max: config.max }),
-    timeWindow: config.timeWindow,
+    // Functions answer per key: `max` (or 2) for a and b, one more for c; the window, doubled for c.
+    ...(config.maxFunction ? { max: async (_request: FastifyRequest, key: string) => (config.max ?? 2) + Number(key === 'c') } : config.max === undefined ? {} : { max: config.max }),
+    timeWindow: config.timeWindowFunction ? (_request: FastifyRequest, key: string) => (typeof config.timeWindow === 'number' ? config.timeWindow : 1_000) * (key === 'c' ? 2 : 1) : config.timeWindow,
+    onExceeding: (_request: FastifyRequest, key: string) => void calls.push(`onExceeding ${key}`),
+    onExceeded: (_request: FastifyRequest, key: string) => void calls.push(`onExceeded ${key}`),
+    onBanReach: (_request: FastifyRequest, key: string) => void calls.push(`onBanReach ${key}`),
     hook: config.hook,
     continueExceeding: config.continueExceeding,
     exponentialBackoff: config.exponentialBackoff,
@@ -98,9 +107,9 @@ function options(config: Config): Record<string, unknown> {
   };
 }
 
-async function appWith(plugin: unknown, config: Config): Promise<FastifyInstance> {
+async function appWith(plugin: unknown, config: Config, calls: string[]): Promise<FastifyInstance> {
   const app = Fastify();
-  await app.register(plugin as FastifyPluginCallback<Record<string, unknown>>, options(config));
+  await app.register(plugin as FastifyPluginCallback<Record<string, unknown>>, options(config, calls));
   app.get('/ok', async () => 'ok');
   app.get('/fail', async (_request, reply) => reply.code(400).send('failed'));
   app.get('/own', { config: { rateLimit: { max: config.routeMax, timeWindow: config.routeTimeWindow } } }, async () => 'own');
@@ -111,22 +120,23 @@ async function appWith(plugin: unknown, config: Config): Promise<FastifyInstance
   return app;
 }
 
-async function answer(app: FastifyInstance, step: Step) {
+async function answer(app: FastifyInstance, calls: string[], step: Step) {
   const response = await app.inject({ url: step.path, headers: { 'x-client': step.key } });
   // `date` is written by Node from the real clock.
   const headers = Object.entries(response.headers).filter(([name]) => name !== 'date');
-  return { status: response.statusCode, headers, body: response.body };
+  return { status: response.statusCode, headers, body: response.body, calls: calls.splice(0) };
 }
 
 async function compare([config, steps]: [Config, Step[]]): Promise<void> {
   jest.setSystemTime(T0 + config.startOffsetMs);
-  const theirs = await appWith(upstream, config);
-  const ours = await appWith(fastifyRateLimit, config);
+  const [theirCalls, ourCalls]: string[][] = [[], []];
+  const theirs = await appWith(upstream, config, theirCalls);
+  const ours = await appWith(fastifyRateLimit, config, ourCalls);
   try {
     for (const [i, step] of steps.entries()) {
       jest.advanceTimersByTime(step.dtMs);
-      const expected = await answer(theirs, step);
-      const actual = await answer(ours, step);
+      const expected = await answer(theirs, theirCalls, step);
+      const actual = await answer(ours, ourCalls, step);
       if (JSON.stringify(actual) !== JSON.stringify(expected)) {
         throw new Error(
           `Request #${i} (${JSON.stringify(step)}, at +${Date.now() - T0 - config.startOffsetMs} ms) differs:\n  @fastify/rate-limit: ${JSON.stringify(expected)}\n  ours: ${JSON.stringify(actual)}`,
@@ -143,7 +153,7 @@ describe('@ratekit/fastify against @fastify/rate-limit 11.2.0 (differential, one
   beforeEach(() => jest.useFakeTimers({ now: T0, doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask', 'setTimeout', 'clearTimeout'] }));
   afterEach(() => jest.useRealTimers());
 
-  it('answers random request sequences with the same status, body and headers', async () => {
+  it('answers random request sequences with the same status, body, headers and hook calls', async () => {
     await fc.assert(
       fc.asyncProperty(configArbitrary, stepsArbitrary, (config, steps) => compare([config, steps])),
       { numRuns: 150 },
