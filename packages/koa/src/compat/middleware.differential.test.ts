@@ -35,6 +35,7 @@ interface Config {
   whitelist: boolean;
   blacklist: boolean;
   namespace: string | undefined;
+  unlimitedC: boolean;
 }
 
 interface Step {
@@ -55,6 +56,7 @@ const configArbitrary: fc.Arbitrary<Config> = fc.record({
   whitelist: fc.boolean(),
   blacklist: fc.boolean(),
   namespace: fc.constantFrom(undefined, 'api'),
+  unlimitedC: fc.boolean(),
 });
 
 /** Steps for a window of `duration`: waits of 0, within the window, at its edge, and beyond it. */
@@ -70,13 +72,16 @@ function stepsArbitrary(duration: number): fc.Arbitrary<Step[]> {
 
 const scenario = configArbitrary.chain((config) => fc.tuple(fc.constant(config), stepsArbitrary(config.duration)));
 
-function options(config: Config): Record<string, unknown> {
+/** The middleware's options; `limited` collects `ctx.state.rateLimit` as `onLimited` sees it. */
+function options(config: Config, limited: unknown[]): Record<string, unknown> {
   return {
     driver: 'memory',
     db: new Map(),
     max: config.max,
     duration: config.duration,
-    id: (ctx: Koa.Context) => ctx.get('x-client'),
+    // `false` lets a request through uncounted.
+    id: (ctx: Koa.Context) => (config.unlimitedC && ctx.get('x-client') === 'c' ? false : ctx.get('x-client')),
+    onLimited: (ctx: Koa.Context) => void limited.push(JSON.parse(JSON.stringify(ctx.state.rateLimit))),
     ...(config.headers === 'custom' ? { headers: { remaining: 'Rate-Remaining', reset: 'Rate-Reset', total: 'Rate-Total' } } : {}),
     ...(config.headers === 'disabled' ? { disableHeader: true } : {}),
     ...(config.status === undefined ? {} : { status: config.status }),
@@ -125,11 +130,11 @@ function fetchFrom(server: Server, headers: Record<string, string>): Promise<{ s
   });
 }
 
-async function answer(server: Server, step: Step) {
+async function answer(server: Server, limited: unknown[], step: Step) {
   const response = await fetchFrom(server, { 'x-client': step.key, ...(step.listed ? { 'x-listed': '1' } : {}) });
   // `date` is written by Node from the real clock.
   const headers = Object.entries(response.headers).filter(([name]) => name !== 'date');
-  return { status: response.status, headers, body: response.body };
+  return { status: response.status, headers, body: response.body, limited: limited.splice(0) };
 }
 
 describe('@ratekit/koa against koa-ratelimit 6.0.0 (differential, one fake clock)', () => {
@@ -157,12 +162,13 @@ describe('@ratekit/koa against koa-ratelimit 6.0.0 (differential, one fake clock
   async function compare([config, steps]: [Config, Step[]]): Promise<void> {
     jest.setSystemTime(T0 + config.startOffsetMs);
     const App = config.koa === 2 ? Koa2 : Koa;
-    upstream.serve(appWith(App, freshUpstream()(options(config))));
-    ours.serve(appWith(App, (ratelimit as unknown as Factory)(options(config))));
+    const [theirLimited, ourLimited]: unknown[][] = [[], []];
+    upstream.serve(appWith(App, freshUpstream()(options(config, theirLimited))));
+    ours.serve(appWith(App, (ratelimit as unknown as Factory)(options(config, ourLimited))));
     for (const [i, step] of steps.entries()) {
       jest.advanceTimersByTime(step.dtMs);
-      const expected = await answer(upstream.server, step);
-      const actual = await answer(ours.server, step);
+      const expected = await answer(upstream.server, theirLimited, step);
+      const actual = await answer(ours.server, ourLimited, step);
       if (JSON.stringify(actual) !== JSON.stringify(expected)) {
         throw new Error(
           `Request #${i} (${JSON.stringify(step)}, at +${Date.now() - T0 - config.startOffsetMs} ms) differs:\n  koa-ratelimit: ${JSON.stringify(expected)}\n  ours: ${JSON.stringify(actual)}`,
@@ -171,7 +177,7 @@ describe('@ratekit/koa against koa-ratelimit 6.0.0 (differential, one fake clock
     }
   }
 
-  it('answers random request sequences with the same status, body and headers', async () => {
+  it('answers random request sequences with the same status, body, headers and ctx.state.rateLimit', async () => {
     await fc.assert(fc.asyncProperty(scenario, compare), { numRuns: 150 });
   });
 
