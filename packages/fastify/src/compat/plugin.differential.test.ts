@@ -42,6 +42,7 @@ interface Config {
   hideRetryAfter: boolean;
   allowList: 'none' | 'list' | 'function';
   customError: boolean;
+  cache: number | undefined;
 }
 
 interface Step {
@@ -70,6 +71,7 @@ const configArbitrary: fc.Arbitrary<Config> = fc.record({
   hideRetryAfter: fc.boolean(),
   allowList: fc.constantFrom('none' as const, 'list' as const, 'function' as const),
   customError: fc.boolean(),
+  cache: fc.constantFrom(undefined, 1, 2),
 });
 
 /** Waits of 0, within a window, at its edges, and beyond it. */
@@ -94,6 +96,7 @@ function options(config: Config, calls: string[]): Record<string, unknown> {
     onExceeded: (_request: FastifyRequest, key: string) => void calls.push(`onExceeded ${key}`),
     onBanReach: (_request: FastifyRequest, key: string) => void calls.push(`onBanReach ${key}`),
     hook: config.hook,
+    ...(config.cache === undefined ? {} : { cache: config.cache }),
     continueExceeding: config.continueExceeding,
     exponentialBackoff: config.exponentialBackoff,
     ...(config.ban === undefined ? {} : { ban: config.ban }),
