@@ -36,6 +36,7 @@ interface Config {
   skipFailedRequests: boolean;
   skipSuccessfulRequests: boolean;
   skipHeader: boolean;
+  defaultKey: boolean;
   successUnder300: boolean;
   retryAfter: number | undefined;
 }
@@ -62,6 +63,7 @@ const configArbitrary: fc.Arbitrary<Config> = fc.record({
   skipFailedRequests: fc.boolean(),
   skipSuccessfulRequests: fc.boolean(),
   skipHeader: fc.boolean(),
+  defaultKey: fc.boolean(),
   successUnder300: fc.boolean(),
   retryAfter: fc.constantFrom(undefined, 30),
 });
@@ -98,7 +100,8 @@ function options(config: Config) {
     skipFailedRequests: config.skipFailedRequests,
     skipSuccessfulRequests: config.skipSuccessfulRequests,
     validate: false, // its checks only log (limit: 0's WRN_ERL_MAX_ZERO); compat/validations.test.ts tests ours
-    keyGenerator: (req: Request) => req.get('x-client') ?? '',
+    // The default key is the IP, 127.0.0.1 for every request here.
+    ...(config.defaultKey ? {} : { keyGenerator: (req: Request) => req.get('x-client') ?? '' }),
     ...(config.successUnder300 ? { requestWasSuccessful: (_req: Request, res: Response) => res.statusCode < 300 } : {}),
     ...(config.retryAfter === undefined ? {} : { retryAfter: config.retryAfter }),
     ...(config.skipHeader ? { skip: (req: Request) => req.get('x-skip') === '1' } : {}),
