@@ -28,7 +28,7 @@ interface Config {
   startOffsetMs: number;
   max: number;
   duration: number;
-  headers: 'default' | 'custom' | 'disabled';
+  headers: 'default' | 'custom' | 'partial' | 'disabled';
   status: number | undefined;
   errorMessage: string | { error: string } | undefined;
   throw: boolean;
@@ -49,7 +49,7 @@ const configArbitrary: fc.Arbitrary<Config> = fc.record({
   startOffsetMs: fc.integer({ min: 0, max: 999 }),
   max: fc.integer({ min: 0, max: 5 }),
   duration: fc.constantFrom(1_000, 1_500, 2_000, 2_500, 60_000, 90_000),
-  headers: fc.constantFrom('default' as const, 'custom' as const, 'disabled' as const),
+  headers: fc.constantFrom('default' as const, 'custom' as const, 'partial' as const, 'disabled' as const),
   status: fc.constantFrom(undefined, 503),
   errorMessage: fc.constantFrom(undefined, 'Slow down.', { error: 'limited' }),
   throw: fc.boolean(),
@@ -83,6 +83,7 @@ function options(config: Config, limited: unknown[]): Record<string, unknown> {
     id: (ctx: Koa.Context) => (config.unlimitedC && ctx.get('x-client') === 'c' ? false : ctx.get('x-client')),
     onLimited: (ctx: Koa.Context) => void limited.push(JSON.parse(JSON.stringify(ctx.state.rateLimit))),
     ...(config.headers === 'custom' ? { headers: { remaining: 'Rate-Remaining', reset: 'Rate-Reset', total: 'Rate-Total' } } : {}),
+    ...(config.headers === 'partial' ? { headers: { remaining: 'Rate-Remaining' } } : {}),
     ...(config.headers === 'disabled' ? { disableHeader: true } : {}),
     ...(config.status === undefined ? {} : { status: config.status }),
     ...(config.errorMessage === undefined ? {} : { errorMessage: config.errorMessage }),
@@ -178,7 +179,7 @@ describe('@ratekit/koa against koa-ratelimit 6.0.0 (differential, one fake clock
   }
 
   it('answers random request sequences with the same status, body, headers and ctx.state.rateLimit', async () => {
-    await fc.assert(fc.asyncProperty(scenario, compare), { numRuns: 150 });
+    await fc.assert(fc.asyncProperty(scenario, compare), { numRuns: 120 });
   });
 
   it('reads the clock jest fakes (X-RateLimit-Reset is in 2031)', async () => {
