@@ -45,7 +45,7 @@ interface Config {
 interface Step {
   dtMs: number;
   key: string;
-  path: '/ok' | '/fail' | '/info' | '/throw';
+  path: '/ok' | '/fail' | '/info' | '/throw' | '/store' | '/reset';
   skip: boolean;
 }
 
@@ -81,7 +81,7 @@ function stepsArbitrary(windowMs: number): fc.Arbitrary<Step[]> {
   const step = fc.record({
     dtMs,
     key: fc.constantFrom('a', 'b', 'c'),
-    path: fc.constantFrom('/ok' as const, '/ok' as const, '/fail' as const, '/info' as const, '/throw' as const),
+    path: fc.constantFrom('/ok' as const, '/ok' as const, '/fail' as const, '/info' as const, '/throw' as const, '/store' as const, '/reset' as const),
     skip: fc.boolean(),
   });
   return fc.array(step, { minLength: 20, maxLength: 40 });
@@ -114,7 +114,7 @@ function options(config: Config) {
   };
 }
 
-/** An app with `limiter` before `/ok` (200), `/fail` (400), `/info` (`req.rateLimit`) and `/throw` (500); `finished` resolves once a response's `'finish'` listeners are done. */
+/** An app with `limiter` before `/ok` (200), `/fail` (400), `/info` (`req.rateLimit`), `/throw` (500), `/store` and `/reset`; `finished` resolves once a response's `'finish'` listeners are done. */
 function appWith(limiter: RequestHandler): { app: Express; finished: () => Promise<void> } {
   let done: Promise<void> = Promise.resolve();
   const app = express();
@@ -127,6 +127,13 @@ function appWith(limiter: RequestHandler): { app: Express; finished: () => Promi
   app.get('/fail', (_req, res) => void res.status(400).send('failed'));
   app.get('/info', (req, res) => void res.json((req as Request & { rateLimit?: unknown }).rateLimit));
   app.get('/throw', (_req, _res, next) => next(new Error('broken')));
+  // The limiter's view of another client (b), and a reset of it.
+  const access = limiter as RequestHandler & { getKey(key: string): unknown; resetKey(key: string): unknown };
+  app.get('/store', async (_req, res) => void res.json({ b: (await access.getKey('b')) ?? null }));
+  app.get('/reset', async (_req, res) => {
+    await access.resetKey('b');
+    res.send('reset');
+  });
   app.use(((_error, _req, res, _next) => void res.status(500).send('broken')) as ErrorRequestHandler); // Express's default logs it
   return { app, finished: () => done };
 }

@@ -22,7 +22,7 @@ const T0 = Date.UTC(2031, 0, 1);
 
 const LEGACY_LABELS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
 const DRAFT_LABELS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
-const PATHS = ['/ok', '/ok', '/fail', '/own', '/g1', '/g2', '/off'] as const;
+const PATHS = ['/ok', '/ok', '/fail', '/own', '/g1', '/g2', '/off', '/peek'] as const;
 
 interface Config {
   startOffsetMs: number;
@@ -123,6 +123,9 @@ async function appWith(plugin: unknown, config: Config, calls: string[]): Promis
   app.get('/g1', { config: { rateLimit: { max: config.routeMax, groupId: 'g' } } }, async () => 'g1');
   app.get('/g2', { config: { rateLimit: { max: config.routeMax, groupId: 'g' } } }, async () => 'g2');
   app.get('/off', { config: { rateLimit: false } }, async () => 'off');
+  // createRateLimit(): a peek at the plugin's count for the client, without counting.
+  const check = (app as unknown as { createRateLimit(): (request: FastifyRequest, options: { increment: boolean }) => Promise<unknown> }).createRateLimit();
+  app.get('/peek', { config: { rateLimit: false } }, async (request) => JSON.stringify(await check(request, { increment: false })));
   await app.ready();
   return app;
 }

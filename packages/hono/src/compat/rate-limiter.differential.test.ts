@@ -32,7 +32,7 @@ interface Config {
 interface Step {
   dtMs: number;
   key: string;
-  path: '/ok' | '/fail' | '/info' | '/throw';
+  path: '/ok' | '/fail' | '/info' | '/throw' | '/store' | '/reset';
   skip: boolean;
 }
 
@@ -61,7 +61,7 @@ function stepsArbitrary(windowMs: number): fc.Arbitrary<Step[]> {
   const step = fc.record({
     dtMs,
     key: fc.constantFrom('a', 'b', 'c'),
-    path: fc.constantFrom('/ok' as const, '/ok' as const, '/fail' as const, '/info' as const, '/throw' as const),
+    path: fc.constantFrom('/ok' as const, '/ok' as const, '/fail' as const, '/info' as const, '/throw' as const, '/store' as const, '/reset' as const),
     skip: fc.boolean(),
   });
   return fc.array(step, { minLength: 20, maxLength: 40 });
@@ -91,6 +91,13 @@ function appWith(middleware: unknown): Hono {
   app.get('/ok', (c) => c.text('ok'));
   app.get('/fail', (c) => c.text('failed', 400));
   app.get('/info', (c) => c.json(c.get('rateLimit' as never)));
+  // The store's view of another client (b), through c.get('rateLimitStore'); and a reset of it.
+  type StoreAccess = { getKey(key: string): unknown; resetKey(key: string): unknown };
+  app.get('/store', async (c) => c.json({ b: (await (c.get('rateLimitStore' as never) as StoreAccess).getKey('b')) ?? null }));
+  app.get('/reset', async (c) => {
+    await (c.get('rateLimitStore' as never) as StoreAccess).resetKey('b');
+    return c.text('reset');
+  });
   app.get('/throw', () => {
     throw new Error('broken');
   });
