@@ -36,8 +36,10 @@ type Hook = (request: FastifyRequest, key: string) => void;
 /**
  * One limiter's options as @fastify/rate-limit 11 resolves them: the
  * plugin's options with its defaults and fallbacks, and a route's options
- * merged over them. Any other option a user passed is kept (upstream hands
- * the whole object to `store` classes and `child()`).
+ * merged over them. Any other option a user passed is kept, except the
+ * plugin's `cache`: it sizes the plugin's own in-memory store only, so a
+ * route's store (`child(merged)`) holds 5 000 keys unless the route sets
+ * its own `cache` (upstream's resolved options have no `cache`).
  */
 export interface CompatParams {
   readonly [option: string]: unknown;
@@ -98,8 +100,9 @@ export function resolvePluginParams(settings: Readonly<Record<string, unknown>>,
   const enableDraftSpec = settings.enableDraftSpec === true;
   const labels = enableDraftSpec ? DRAFT_LABELS : LEGACY_LABELS;
   const fn = <T>(value: unknown, fallback: T): T => (typeof value === 'function' ? (value as T) : fallback);
+  const { cache: _pluginStoreOnly, ...kept } = settings;
   return {
-    ...settings,
+    ...kept,
     global: typeof settings.global === 'boolean' ? settings.global : true,
     enableDraftSpec,
     labels,

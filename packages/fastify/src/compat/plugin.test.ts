@@ -124,6 +124,26 @@ describe('a registration with only @fastify/rate-limit 11 options answers as @fa
     expect(calls.ours).toEqual(calls.theirs);
   });
 
+  it("the plugin's `cache` bounds only the plugin's store: a route's own limit keeps 5 000 keys unless the route sets `cache`, as upstream", async () => {
+    const get = (url: string, client: string) => ({ url, headers: { 'x-client': client } });
+    const apps = await pair({ cache: 1, max: 1, timeWindow: 10_000, keyGenerator: (req: FastifyRequest) => req.headers['x-client'] }, (app) => {
+      app.get('/plain', async () => 'plain');
+      app.get('/own', { config: { rateLimit: { max: 1 } } }, async () => 'own');
+      app.get('/small', { config: { rateLimit: { max: 1, cache: 1 } } }, async () => 'small');
+    });
+    const answers = await sameTimeline(apps, [
+      [0, get('/plain', 'a')],
+      [0, get('/plain', 'b')], // evicts a from the plugin's store (1 key)
+      [0, get('/plain', 'a')],
+      [0, get('/own', 'a')],
+      [0, get('/own', 'b')], // the route's store holds 5 000 keys: a stays
+      [0, get('/own', 'a')],
+      [0, get('/small', 'a')],
+      [0, get('/small', 'b')], // the route's own `cache: 1`
+      [0, get('/small', 'a')],
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200, 429, 200, 200, 200]);
+  });
   it('a per-route limit counts GET and its automatic HEAD route apart, as upstream does', async () => {
     const routes: Routes = (app) => {
       app.get('/items', { config: { rateLimit: { max: 1, timeWindow: 10_000 } } }, async () => 'items');
