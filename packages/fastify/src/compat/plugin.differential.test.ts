@@ -139,7 +139,8 @@ async function answer(app: FastifyInstance, calls: string[], step: Step) {
 
 async function compare([config, steps]: [Config, Step[]]): Promise<void> {
   jest.setSystemTime(T0 + config.startOffsetMs);
-  const [theirCalls, ourCalls]: string[][] = [[], []];
+  const theirCalls: string[] = [];
+  const ourCalls: string[] = [];
   const theirs = await appWith(upstream, config, theirCalls);
   const ours = await appWith(fastifyRateLimit, config, ourCalls);
   try {
