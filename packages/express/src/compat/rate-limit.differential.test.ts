@@ -10,6 +10,10 @@
  * response's `'finish'`, unawaited; each request is compared only once its
  * `'finish'` listeners have run to the end (a `setImmediate` queued by the
  * first one runs after every promise they chain).
+ *
+ * Left out of generation (docs/migrating/express-rate-limit.md, "Deliberate
+ * differences"): a fractional `limit` (3) and a numeric-string `windowMs`
+ * (1). `validate` is off: its checks only log.
  */
 import type { AddressInfo } from 'node:net';
 import { Agent, createServer, get, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -2,7 +2,8 @@
  * Differential: @fastify/rate-limit 11.2.0 and our drop-in, each registered
  * with the same options in its own Fastify app with its in-memory store, get
  * the same random requests (`inject`) on one fake clock and must answer each
- * with the same status, body and headers. Both stores read `Date.now()`,
+ * with the same status, body, headers and hook calls (`createRateLimit()`'s
+ * peek included). Both stores read `Date.now()`,
  * which jest fakes; the clock starts in 2031, so a drop-in reading another
  * clock would count its windows wrong.
  *
@@ -139,7 +140,8 @@ async function answer(app: FastifyInstance, calls: string[], step: Step) {
 
 async function compare([config, steps]: [Config, Step[]]): Promise<void> {
   jest.setSystemTime(T0 + config.startOffsetMs);
-  const [theirCalls, ourCalls]: string[][] = [[], []];
+  const theirCalls: string[] = [];
+  const ourCalls: string[] = [];
   const theirs = await appWith(upstream, config, theirCalls);
   const ours = await appWith(fastifyRateLimit, config, ourCalls);
   try {

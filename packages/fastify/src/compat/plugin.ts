@@ -81,7 +81,7 @@ function createStore(settings: Readonly<Record<string, unknown>>, params: Compat
     return new Store(params);
   }
   if (settings.redis) return new RedisStore(params, settings.redis as IoRedisLike, typeof settings.nameSpace === 'string' ? settings.nameSpace : DEFAULT_NAMESPACE);
-  return new LocalStore({ ...params, cache: settings.cache });
+  return new LocalStore({ ...params, cache: typeof settings.cache === 'number' ? settings.cache : undefined });
 }
 
 /** Appends the limiter's hook after the route's own hooks of its stage. */

@@ -163,7 +163,8 @@ describe('@ratekit/koa against koa-ratelimit 6.0.0 (differential, one fake clock
   async function compare([config, steps]: [Config, Step[]]): Promise<void> {
     jest.setSystemTime(T0 + config.startOffsetMs);
     const App = config.koa === 2 ? Koa2 : Koa;
-    const [theirLimited, ourLimited]: unknown[][] = [[], []];
+    const theirLimited: unknown[] = [];
+    const ourLimited: unknown[] = [];
     upstream.serve(appWith(App, freshUpstream()(options(config, theirLimited))));
     ours.serve(appWith(App, (ratelimit as unknown as Factory)(options(config, ourLimited))));
     for (const [i, step] of steps.entries()) {
