@@ -401,7 +401,7 @@ END
 $fn$;
 
 -- One whole decision (core's policy.ts evaluatePolicy, all-or-nothing), atomically:
--- the row is locked (SELECT … FOR UPDATE) before the clock is read, so decisions on
+-- the row is locked (SELECT ... FOR UPDATE) before the clock is read, so decisions on
 -- one key are serialised and see time move forward. Peeks take no lock and write
 -- nothing; refusals write nothing, except what a limit that itself refused records: the
 -- refusedPenaltyCapMs of a delay limit, and a block (blockDurationMs). A blocked state is the
