@@ -21,6 +21,7 @@ export { describeWithService, findBinary, inCI, serviceSource } from './services
 export type { RunningServer, ServiceDefinition, ServiceSource } from './services.js';
 export { checkAdapterHeaderConsistency, inconsistencies as rateLimitHeaderInconsistencies } from './header-consistency.js';
 export type { AdapterRequest, HeaderConsistencyOptions, HeaderReader } from './header-consistency.js';
+export { windowWaitArbitrary } from './window-waits.js';
 export { freezeProcesses } from './freeze.js';
 export { StallProbe } from './stall-probe.js';
 export { freePort, onFreePort } from './ports.js';

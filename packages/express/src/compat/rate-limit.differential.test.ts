@@ -21,6 +21,7 @@ import express, { type ErrorRequestHandler, type Express, type Request, type Req
 import { rateLimit as upstreamRateLimit } from 'express-rate-limit';
 import fc from 'fast-check';
 import { rateLimit } from '../index.js';
+import { windowWaitArbitrary } from '@ratekit/test-utils';
 
 /** Wed, 01 Jan 2031 00:00:00 GMT: far from the real clock. */
 const T0 = Date.UTC(2031, 0, 1);
@@ -76,12 +77,7 @@ const configArbitrary: fc.Arbitrary<Config> = fc.record({
 
 /** Steps for a window of `windowMs`: waits of 0, within the window, at its edge, and beyond it. */
 function stepsArbitrary(windowMs: number): fc.Arbitrary<Step[]> {
-  const dtMs = fc.oneof(
-    fc.constant(0),
-    fc.integer({ min: 1, max: windowMs }),
-    fc.constantFrom(windowMs - 1, windowMs, windowMs + 1, 999, 1_000, 1_001),
-    fc.integer({ min: windowMs, max: 3 * windowMs }),
-  );
+  const dtMs = windowWaitArbitrary(windowMs);
   const step = fc.record({
     dtMs,
     key: fc.constantFrom('a', 'b', 'c'),

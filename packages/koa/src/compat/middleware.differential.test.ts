@@ -17,6 +17,7 @@ import fc from 'fast-check';
 import Koa from 'koa';
 import Koa2 from 'koa2';
 import ratelimit from '../index.js';
+import { windowWaitArbitrary } from '@ratekit/test-utils';
 
 type Factory = (options: Record<string, unknown>) => Koa.Middleware;
 
@@ -61,12 +62,7 @@ const configArbitrary: fc.Arbitrary<Config> = fc.record({
 
 /** Steps for a window of `duration`: waits of 0, within the window, at its edge, and beyond it. */
 function stepsArbitrary(duration: number): fc.Arbitrary<Step[]> {
-  const dtMs = fc.oneof(
-    fc.constant(0),
-    fc.integer({ min: 1, max: duration }),
-    fc.constantFrom(duration - 1, duration, duration + 1, 999, 1_000, 1_001),
-    fc.integer({ min: duration, max: 3 * duration }),
-  );
+  const dtMs = windowWaitArbitrary(duration);
   return fc.array(fc.record({ dtMs, key: fc.constantFrom('a', 'b', 'c'), listed: fc.boolean() }), { minLength: 20, maxLength: 40 });
 }
 
