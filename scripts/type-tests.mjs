@@ -36,7 +36,7 @@ const keep = args.includes('--keep');
 const control = args.includes('--control');
 const subject = control ? '@fastify/rate-limit' : '@ratekit/fastify';
 const tarballsArg = args.indexOf('--tarballs');
-const packages = ['core', 'express', 'koa', 'fastify', 'fetch', 'hono', 'flexible'];
+const packages = ['core', 'express', 'koa', 'fastify', 'fetch', 'hono', 'redis', 'flexible']; // flexible depends on redis (its script transport)
 const adapters = ['express', 'koa', 'fastify', 'fetch', 'hono'];
 
 /** What the probes and the upstream test import besides ours, linked from where the workspace installed it. */
