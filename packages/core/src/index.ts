@@ -34,14 +34,22 @@ export type { Algorithm, LimitState, Step } from './algorithms/index.js';
 // Errors, and the option checks adapters reuse so their errors read the same.
 export { RateKitError, RateKitOptionError } from './errors.js';
 export type { RateKitErrorCode } from './errors.js';
-export { assertFunction, assertInteger, assertNonEmptyString, assertNonNegative, assertObject, assertOneOf, assertPositive } from './validate.js';
+export { assertFunction, assertInteger, assertKnownKeys, assertNonEmptyString, assertNonNegative, assertObject, assertOneOf, assertPositive } from './validate.js';
 
 // Client keys: IP grouping shared by every adapter, and the trusted-proxy rule of those that read X-Forwarded-For.
-export { ipKeyGenerator } from './keys.js';
+export { assertSubnet, ipKeyGenerator } from './keys.js';
 export { clientAddress } from './proxy-chain.js';
 export type { TrustProxy } from './proxy-chain.js';
 
 // The gate: the request pipeline every adapter stands on.
+export { createGate, DELAY_HEADER } from './gate/gate.js';
+export type { Gate, GateAdapter, GateDecided, GateOutcome, GateUnlimited } from './gate/gate.js';
+export { GATE_OPTIONS, resolveGateOptions } from './gate/options.js';
+export type { GateAdapterSpec, GateOptions, KeyResult, MessageBody, ResolvedGateOptions } from './gate/options.js';
+export { inBackground } from './gate/background.js';
+export type { WaitUntil } from './gate/background.js';
+export { keyedHeaderList } from './gate/header-list.js';
+export type { KeyedHeaderList } from './gate/header-list.js';
 export { holdFor } from './gate/hold.js';
 
 // Events on node:diagnostics_channel (metrics, tracing, logs).

@@ -6,9 +6,8 @@
  * @module
  */
 export { DELAY_HEADER, rateLimit } from './rate-limit.js';
-export type { RateLimitCall, RateLimitCallWithAddress, RateLimitFunction, RateLimitPass, RateLimitRefusal, RateLimitResult } from './rate-limit.js';
-export type { KeyResult, MessageBody, RateLimitOptions } from './options.js';
+export type { KeyResult, MessageBody, RateLimitCall, RateLimitCallWithAddress, RateLimitFunction, RateLimitPass, RateLimitRefusal, RateLimitResult, WaitUntilContext } from './rate-limit.js';
+export type { RateLimitOptions } from './options.js';
 export type { AddressLike } from './client-address.js';
 export type { TrustProxy } from '@ratekit/core';
-export type { WaitUntilContext } from './background.js';
 export { withHeaders } from './with-headers.js';

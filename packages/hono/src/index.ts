@@ -15,8 +15,8 @@
 // ratekit mode.
 export { rateLimit } from './rate-limit.js';
 export type { RateLimitMiddleware } from './rate-limit.js';
-export type { KeyResult, RateLimitOptions } from './options.js';
-export type { ConnInfoLike, GetConnInfo } from './client-key.js';
+export type { ConnInfoLike, GetConnInfo, RateLimitOptions } from './options.js';
+export type { KeyResult } from '@ratekit/core';
 export type { TrustProxy } from '@ratekit/core';
 
 // The hono-rate-limiter 0.5 drop-in.
