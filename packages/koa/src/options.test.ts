@@ -1,34 +1,34 @@
 import { memoryStore, RateKitOptionError } from '@ratekit/core';
 import { type RateLimitOptions, resolveOptions } from './options.js';
+import { rateKitRatelimit } from './ratekit.js';
 
 type Options = RateLimitOptions<unknown>;
 
-describe('resolveOptions', () => {
+describe('resolveOptions: koa-ratelimit names, translated once to the gate', () => {
   describe('with no options', () => {
-    it("takes koa-ratelimit's defaults: 2500 per hour, fixed window, namespace 'limit', legacy headers, 429", () => {
-      const resolved = resolveOptions();
-      expect(resolved.limits).toEqual({ algorithm: 'fixed-window', limit: 2500, windowMs: 3_600_000 });
-      expect(resolved).toMatchObject({ namespace: 'limit', status: 429, throw: false, anyHeaders: true, listHeaders: false, needsContext: false });
-      expect(resolved.headerOptions).toMatchObject({ standardHeaders: false, legacyHeaders: true, retryAfter: true });
-      expect(resolved.store.name).toBe('memory');
+    it("takes koa-ratelimit's defaults: 2500 per hour, fixed window, namespace 'limit', legacy headers only, 429", () => {
+      const { gate, listHeaders, throw: throws } = resolveOptions();
+      expect(gate).toMatchObject({ limit: 2500, windowMs: 3_600_000, algorithm: 'fixed-window', prefix: 'limit', statusCode: 429, standardHeaders: false, legacyHeaders: true });
+      expect(gate.store?.name).toBe('memory');
+      expect({ listHeaders, throws }).toEqual({ listHeaders: false, throws: false });
     });
   });
 
   describe('driver and db', () => {
     it('gives each middleware without db its own store', () => {
-      expect(resolveOptions().store).not.toBe(resolveOptions().store);
+      expect(resolveOptions().gate.store).not.toBe(resolveOptions().gate.store);
     });
 
     it('shares one store between middlewares given the same Map, and only them', () => {
       const db = new Map();
-      const a = resolveOptions({ driver: 'memory', db }).store;
-      expect(resolveOptions({ db }).store).toBe(a);
-      expect(resolveOptions({ db: new Map() }).store).not.toBe(a);
+      const a = resolveOptions({ driver: 'memory', db }).gate.store;
+      expect(resolveOptions({ db }).gate.store).toBe(a);
+      expect(resolveOptions({ db: new Map() }).gate.store).not.toBe(a);
     });
 
     it('uses the store given', () => {
       const store = memoryStore();
-      expect(resolveOptions({ store }).store).toBe(store);
+      expect(resolveOptions({ store }).gate.store).toBe(store);
     });
   });
 
@@ -42,10 +42,8 @@ describe('resolveOptions', () => {
       ]);
     });
 
-    it('turns disableHeader into legacyHeaders: false, keeping Retry-After', () => {
-      const resolved = resolveOptions({ disableHeader: true });
-      expect(resolved.anyHeaders).toBe(false);
-      expect(resolved.headerOptions).toMatchObject({ legacyHeaders: false, standardHeaders: false, retryAfter: true });
+    it('turns disableHeader into legacyHeaders: false', () => {
+      expect(resolveOptions({ disableHeader: true }).gate).toMatchObject({ legacyHeaders: false, standardHeaders: false });
     });
 
     it.each([
@@ -56,23 +54,19 @@ describe('resolveOptions', () => {
     ] as const)('treats %s list fields as appendable: %s', (standardHeaders, listHeaders) => {
       expect(resolveOptions({ standardHeaders }).listHeaders).toBe(listHeaders);
     });
-
-    it("reads standardHeaders: true as 'draft-6', as express-rate-limit", () => {
-      expect(resolveOptions({ standardHeaders: true }).headerOptions.standardHeaders).toBe('draft-6');
-    });
   });
 
-  describe('limits and cost', () => {
-    it('builds the limit from max, duration and algorithm', () => {
-      expect(resolveOptions({ max: 10, duration: 1_000, algorithm: 'gcra' }).limits).toEqual({ algorithm: 'gcra', limit: 10, windowMs: 1_000 });
+  describe('limits, keys and the refusal', () => {
+    it('builds the limit from max, duration and algorithm; max may be any positive number, as every adapter’s limit', () => {
+      expect(resolveOptions({ max: 10, duration: 1_000, algorithm: 'gcra' }).gate).toMatchObject({ algorithm: 'gcra', limit: 10, windowMs: 1_000 });
+      expect(resolveOptions({ max: 1.5 }).gate.limit).toBe(1.5);
     });
 
-    it('passes limits through, and asks for the context when limits or cost is a function', () => {
+    it('passes limits through, and translates id, whitelist, status and errorMessage to the gate’s names', () => {
       const limits = [{ limit: 1, windowMs: 1_000 }];
-      expect(resolveOptions({ limits }).limits).toBe(limits);
-      expect(resolveOptions({ limits }).needsContext).toBe(false);
-      expect(resolveOptions({ limits: () => limits }).needsContext).toBe(true);
-      expect(resolveOptions({ cost: () => 2 }).needsContext).toBe(true);
+      const id = () => 'k';
+      const whitelist = () => false;
+      expect(resolveOptions({ limits, id, whitelist, status: 503, errorMessage: 'slow' }).gate).toMatchObject({ limits, keyGenerator: id, skip: whitelist, statusCode: 503, message: 'slow' });
     });
   });
 
@@ -91,8 +85,7 @@ describe('resolveOptions', () => {
       [{ driver: 'memory', store }, 'driver', 'unset when `store` is given'],
       [{ duration: 0 }, 'duration', 'a positive finite number of milliseconds'],
       [{ duration: '1h' as never }, 'duration', 'a positive finite number of milliseconds'],
-      [{ max: 0 }, 'max', 'an integer >= 1'],
-      [{ max: 1.5 }, 'max', 'an integer >= 1'],
+      [{ max: 0 }, 'max', 'a positive finite number'],
       [{ algorithm: 'leaky-bucket' as never }, 'algorithm', "one of 'fixed-window'"],
       [{ limits: { limit: 1, windowMs: 1_000 }, max: 5 }, 'max', 'unset when `limits` is given'],
       [{ limits: { limit: 1, windowMs: 1_000 }, duration: 5 }, 'duration', 'unset when `limits` is given'],
@@ -122,7 +115,7 @@ describe('resolveOptions', () => {
     it.each(table)('%j throws a RateKitOptionError naming `%s`', (options, option, expected) => {
       let thrown: unknown;
       try {
-        resolveOptions(options as Options);
+        rateKitRatelimit(options as Options);
       } catch (error) {
         thrown = error;
       }

@@ -1,23 +1,4 @@
-import {
-  ALGORITHMS,
-  type AlgorithmName,
-  assertFunction,
-  assertInteger,
-  assertObject,
-  assertOneOf,
-  assertPositive,
-  type Decision,
-  type HeaderOptions,
-  type Limiter,
-  type LimitOptions,
-  type LimitsOption,
-  memoryStore,
-  type RateKitError,
-  RateKitOptionError,
-  type RateLimitStore,
-  resolveHeaderOptions,
-  type StandardHeaders,
-} from '@ratekit/core';
+import { assertFunction, assertInteger, assertObject, assertPositive, type Decision, type GateOptions, memoryStore, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
 import type { ParameterizedContext } from 'koa';
 import type { IoRedisLike } from './compat/redis-driver.js';
 
@@ -40,21 +21,8 @@ export interface HeaderNameOptions {
  */
 export type MiddlewareOptions<TContext = ParameterizedContext> = RateLimitOptions<TContext>;
 
-/**
- * Options of {@link ratelimit}. The first group is koa-ratelimit 6's,
- * option for option; the second is ratekit's own, and giving any of them
- * (but `storeTimeoutMs` and `maxKeys`, which work in both) selects ratekit
- * mode. In koa-ratelimit mode the options are read as koa-ratelimit reads
- * them (unknown ones ignored, with a process warning). In ratekit mode
- * every option is checked when the middleware is built, and a bad one
- * throws a {@link RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`)
- * naming it.
- *
- * `TContext` is the Koa context type the callbacks receive.
- */
-export interface RateLimitOptions<TContext> {
-  // ----- koa-ratelimit 6 -----
-
+/** koa-ratelimit 6's options, as both modes read them. */
+export interface KoaRatelimitOptions<TContext> {
   /**
    * Where state lives, as in koa-ratelimit. `'redis'`: koa-ratelimit's
    * sliding log, a sorted set per `<namespace>:<id>` on the ioredis client
@@ -140,79 +108,46 @@ export interface RateLimitOptions<TContext> {
    */
   onLimited?: (ctx: TContext, decision: Decision) => void | Promise<void>;
 
-  // ----- ratekit -----
-
-  /** The algorithm of the `max`/`duration` limit (see @ratekit/core's `LimitOptions.algorithm`). @default 'fixed-window' */
-  algorithm?: AlgorithmName;
   /**
-   * The policy, instead of `max`/`duration`/`algorithm`: one limit, several
-   * limits checked all-or-nothing (if one refuses, none is charged), or a
-   * function of the context choosing them per request (per route, method or
-   * plan; return the same objects each time, so they are validated once).
-   */
-  limits?: LimitsOption<TContext>;
-  /** The cost of a request, or a function of the context. @default 1 */
-  cost?: number | ((ctx: TContext) => number);
-  /**
-   * Which IETF RateLimit header fields to send, from @ratekit/core's header
-   * module: `'draft-6'` (`RateLimit-Limit`/`-Remaining`/`-Reset` and
-   * `RateLimit-Policy`), `'draft-7'` (the `RateLimit` dictionary and
-   * `RateLimit-Policy`), `'draft-8'` to `'draft-11'` (the `RateLimit` and
-   * `RateLimit-Policy` lists of named policies, with the key hashed as `pk`;
-   * one wire format), `true` (= `'draft-6'`, as express-rate-limit), or
-   * `false`. The draft-8+ list fields are appended, so stacked middlewares
-   * each add their policy.
-   * @default false (koa-ratelimit sends legacy headers only)
-   */
-  standardHeaders?: StandardHeaders | true;
-  /** Send `X-RateLimit-Limit`/`-Remaining`/`-Reset` (names from `headers`). @default true, unless `disableHeader` */
-  legacyHeaders?: boolean;
-  /** Where state lives: any {@link RateLimitStore}. @default a bounded in-memory store (see `db`) */
-  store?: RateLimitStore;
-  /** What a failing store turns into: `'throw'` (status 500), `'allow'`, `'deny'` or a fallback limiter. @default 'throw' */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the fallback limiter gets the caller's context, whatever its type (Limiter is invariant in it)
-  onStoreError?: 'throw' | 'allow' | 'deny' | Limiter<any>;
-  /**
-   * The longest an asynchronous store call may take, in ms (1 to 2³¹ − 1, or
-   * `Infinity`); works in both modes. koa-ratelimit mode: each Redis call,
-   * which then fails the request with `ERR_RATEKIT_STORE` (500; koa-ratelimit
-   * waits for ever). ratekit mode: handled by `onStoreError`.
+   * The longest an asynchronous store call may take, in ms (1 to 2³¹ − 1, or `Infinity`); works in
+   * both modes. koa-ratelimit mode: each Redis call, which then fails the request with
+   * `ERR_RATEKIT_STORE` (500; koa-ratelimit waits for ever). ratekit mode: handled by `onStoreError`.
    * @default 1_000
    */
   storeTimeoutMs?: number;
-  /** Receives store failures handled by `onStoreError`. @default console.error */
-  onError?: (error: RateKitError) => void;
-  /** The clock, Unix epoch ms; inject a fixed clock in tests. @default Date.now */
-  now?: () => number;
-  /**
-   * Refusals answered in-process on a shared store (core's `refusalCache`
-   * option of `createLimiter`): `false` sends every request to the store.
-   * ratekit mode only.
-   * @default `{ maxKeys: 10_000 }` with a shared store
-   */
-  refusalCache?: boolean | { maxKeys?: number };
 }
 
-/** Options checked once and turned into what the per-request path needs. */
+/**
+ * The options of ratekit mode that koa-ratelimit lacks, as @ratekit/core's gate documents them
+ * (`GateOptions`). Koa's defaults: `standardHeaders` false and `legacyHeaders` true (unless
+ * `disableHeader`), as koa-ratelimit sends; the draft-8+ list fields are appended, so stacked
+ * middlewares each add their policy; `store` defaults to a bounded in-memory store (see `db`).
+ */
+export type RateKitOnlyOptions<TContext> = Pick<
+  GateOptions<TContext>,
+  'algorithm' | 'limits' | 'cost' | 'standardHeaders' | 'legacyHeaders' | 'store' | 'onStoreError' | 'onError' | 'now' | 'refusalCache'
+>;
+
+/**
+ * Options of {@link ratelimit}: koa-ratelimit 6's, option for option, and ratekit's own; giving
+ * any of ratekit's (but `storeTimeoutMs` and `maxKeys`, which work in both) selects ratekit mode.
+ * In koa-ratelimit mode the options are read as koa-ratelimit reads them (unknown ones ignored,
+ * with a process warning). In ratekit mode every option is checked when the middleware is built,
+ * and a bad one throws a {@link RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`) naming it.
+ *
+ * `TContext` is the Koa context type the callbacks receive.
+ */
+export type RateLimitOptions<TContext> = KoaRatelimitOptions<TContext> & RateKitOnlyOptions<TContext>;
+
+/** ratekit mode's options, checked once: the gate's, translated from koa-ratelimit's names, and Koa's own. */
 export interface ResolvedOptions<TContext> {
-  readonly limits: LimitsOption<TContext>;
-  readonly store: RateLimitStore;
-  readonly namespace: string;
-  readonly id: ((ctx: TContext) => KeyResult | Promise<KeyResult>) | undefined;
-  readonly whitelist: ((ctx: TContext) => boolean | Promise<boolean>) | undefined;
+  /** `max`/`duration` as `limit`/`windowMs`, `id` as `keyGenerator`, `whitelist` as `skip`, `status` as `statusCode`, `errorMessage` as `message`, `namespace` as `prefix`, and the store. */
+  readonly gate: GateOptions<TContext>;
   readonly blacklist: ((ctx: TContext) => boolean | Promise<boolean>) | undefined;
-  /** For @ratekit/core's `rateLimitHeaders` (add `partitionKey` per request for draft-8+). */
-  readonly headerOptions: Readonly<HeaderOptions>;
-  /** True when any header is sent on admitted requests. */
-  readonly anyHeaders: boolean;
-  /** draft-8+: the list fields are appended, and carry the partition key. */
-  readonly listHeaders: boolean;
-  /** True when `limits` or `cost` is a function of the context. */
-  readonly needsContext: boolean;
-  /** Lower-case core header name → the name to send, when `headers` renames any. */
+  /** Legacy header names from `headers`, by the core's lower-case name. */
   readonly renames: ReadonlyMap<string, string> | undefined;
-  readonly errorMessage: string | object | ((ctx: TContext, decision: Decision) => string | object) | undefined;
-  readonly status: number;
+  /** True for the draft-8+ list fields, which are appended. */
+  readonly listHeaders: boolean;
   readonly throw: boolean;
   readonly onLimited: ((ctx: TContext, decision: Decision) => void | Promise<void>) | undefined;
 }
@@ -278,26 +213,15 @@ export function resolveOptions<TContext>(options: RateLimitOptions<TContext> = {
     const hint = RENAMED[name] === undefined ? '' : ` (did you mean \`${RENAMED[name]}\`?)`;
     throw new RateKitOptionError(name, `unset: ratelimit() has no such option${hint}`, (options as Record<string, unknown>)[name]);
   }
-
   assertBoolean('disableHeader', options.disableHeader);
   assertBoolean('throw', options.throw);
   if (options.disableHeader === true && options.legacyHeaders === true) {
     throw new RateKitOptionError('legacyHeaders', 'unset or false when `disableHeader` is true', true);
   }
-  const headerOptions = resolveHeaderOptions({
-    standardHeaders: options.standardHeaders,
-    legacyHeaders: options.legacyHeaders ?? !(options.disableHeader ?? false),
-    // koa-ratelimit sends Retry-After on every refusal, `disableHeader` or not.
-    retryAfter: true,
-    // One value per field: `err.headers` in throw mode is an object.
-    combineLists: true,
-  });
-
   const status = options.status ?? 429;
   assertInteger('status', status, 400);
   if (status > 599) throw new RateKitOptionError('status', 'an integer from 400 to 599', status);
-
-  const errorMessage = options.errorMessage;
+  const { errorMessage } = options;
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
   if (errorMessage !== undefined && (errorMessage === null || !['string', 'object', 'function'].includes(typeof errorMessage))) {
     throw new RateKitOptionError('errorMessage', 'a string, an object or a function', errorMessage);
@@ -305,47 +229,51 @@ export function resolveOptions<TContext>(options: RateLimitOptions<TContext> = {
   for (const name of ['id', 'whitelist', 'blacklist', 'onLimited'] as const) {
     if (options[name] !== undefined) assertFunction(name, options[name]);
   }
-
   const namespace = options.namespace ?? 'limit';
   if (typeof namespace !== 'string' || namespace.includes('\u0000')) {
     throw new RateKitOptionError('namespace', 'a string without NUL characters', namespace);
   }
-
-  return {
-    limits: resolveLimits(options),
+  const standard = options.standardHeaders ?? false;
+  const gate: GateOptions<TContext> = {
+    ...resolveLimits(options),
+    cost: options.cost,
+    keyGenerator: options.id,
+    skip: options.whitelist,
+    standardHeaders: standard,
+    legacyHeaders: options.legacyHeaders ?? !(options.disableHeader ?? false),
+    statusCode: status,
+    message: errorMessage as GateOptions<TContext>['message'],
     store: resolveStore(options),
-    namespace,
-    id: options.id,
-    whitelist: options.whitelist,
+    prefix: namespace,
+    onStoreError: options.onStoreError,
+    storeTimeoutMs: options.storeTimeoutMs,
+    onError: options.onError,
+    now: options.now,
+    refusalCache: options.refusalCache,
+  };
+  return {
+    gate,
     blacklist: options.blacklist,
-    headerOptions,
-    anyHeaders: headerOptions.legacyHeaders || headerOptions.standardHeaders !== false,
-    listHeaders: headerOptions.standardHeaders !== false && !['draft-6', 'draft-7'].includes(headerOptions.standardHeaders),
-    needsContext: typeof options.limits === 'function' || typeof options.cost === 'function',
     renames: resolveRenames(options.headers),
-    errorMessage,
-    status,
+    listHeaders: standard !== false && standard !== true && standard !== 'draft-6' && standard !== 'draft-7',
     throw: options.throw ?? false,
     onLimited: options.onLimited,
   };
 }
 
-/** `limits`, or the koa-ratelimit shorthand `max` per `duration` with `algorithm`. */
-function resolveLimits<TContext>(options: RateLimitOptions<TContext>): LimitsOption<TContext> {
+/** `limits`, or koa-ratelimit's `max` per `duration` (the gate's `limit` and `windowMs`, checked here under Koa's names, by the gate's rule: any positive number). */
+function resolveLimits<TContext>(options: RateLimitOptions<TContext>): Pick<GateOptions<TContext>, 'limits' | 'limit' | 'windowMs' | 'algorithm'> {
   if (options.limits !== undefined) {
     for (const name of ['max', 'duration', 'algorithm'] as const) {
       if (options[name] !== undefined) throw new RateKitOptionError(name, 'unset when `limits` is given (put it in the limits)', options[name]);
     }
-    return options.limits;
+    return { limits: options.limits };
   }
   const max = options.max ?? 2500;
-  assertInteger('max', max, 1);
+  assertPositive('max', max);
   const duration = options.duration ?? 3_600_000;
   assertPositive('duration', duration, ' of milliseconds');
-  const algorithm = options.algorithm ?? 'fixed-window';
-  assertOneOf('algorithm', algorithm, ALGORITHMS);
-  const limit: LimitOptions = { algorithm, limit: max, windowMs: duration };
-  return limit;
+  return { limit: max, windowMs: duration, algorithm: options.algorithm ?? 'fixed-window' };
 }
 
 /** `store`, the store shared by a `db` Map, or a new bounded memory store. */

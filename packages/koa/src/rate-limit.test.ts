@@ -209,7 +209,7 @@ describe.each([
         );
         await get().expect(500);
         expect(seen.errors[0]).toBeInstanceOf(RateKitError);
-        expect(seen.errors[0]).toMatchObject({ code: 'ERR_RATEKIT_KEY', message: expect.stringContaining('`id(ctx)` threw: session store down') });
+        expect(seen.errors[0]).toMatchObject({ code: 'ERR_RATEKIT_KEY', message: expect.stringContaining('The `id(ctx)` failed: session store down') });
         expect((seen.errors[0] as Error).cause).toEqual(new Error('session store down'));
         await get().expect(200);
         expect(seen.handled).toBe(1);
@@ -228,7 +228,7 @@ describe.each([
         await get().expect(500);
         expect(seen.errors[0]).toMatchObject({
           code: 'ERR_RATEKIT_KEY',
-          message: expect.stringContaining(`Expected \`id(ctx)\` to return a non-empty string, a number, or false to skip limiting, ${got}`),
+          message: expect.stringContaining(`Expected the \`id(ctx)\` to return a non-empty string, a finite number, or false to skip limiting, ${got}`),
         });
         await get().expect(200);
       });

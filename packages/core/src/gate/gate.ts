@@ -101,6 +101,7 @@ export function createGate<TContext, TAnswer = unknown>(options: GateOptions<TCo
   const { trustProxy, ipv6Subnet } = resolved;
   const { skip, keyGenerator, message, onDecision } = options;
   const onError = options.onError ?? ((error: RateKitError) => console.error(error));
+  const keyOption = adapter.keyOption ?? 'keyGenerator';
   // createLimiter checks limits, cost, store, prefix, onStoreError, storeTimeoutMs, now and refusalCache, and names the option.
   const limiter = createLimiter<TContext>({
     limits: resolved.limits,
@@ -138,6 +139,20 @@ export function createGate<TContext, TAnswer = unknown>(options: GateOptions<TCo
       throw keyError(error);
     }
     return key instanceof Promise ? key.then(checkedKey, (error: unknown) => Promise.reject(keyError(error))) : checkedKey(key);
+  }
+
+  /** A key `keyGenerator` returned, checked: a non-empty string, a finite number, or `false`. */
+  function checkedKey(key: unknown): KeyResult {
+    if (key === false || (typeof key === 'string' && key !== '') || (typeof key === 'number' && Number.isFinite(key))) return key;
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects are described; String() only sees primitives here
+    const got = typeof key === 'string' ? '""' : key === null ? 'null' : typeof key === 'object' ? 'an object' : String(key);
+    throw new RateKitError('ERR_RATEKIT_KEY', `Expected the ${keyOption} to return a non-empty string, a finite number, or false to skip limiting, got ${got}`);
+  }
+
+  /** A key function's failure, as `ERR_RATEKIT_KEY` (an error that already is a `RateKitError` is kept). */
+  function keyError(error: unknown): RateKitError {
+    if (error instanceof RateKitError) return error;
+    return new RateKitError('ERR_RATEKIT_KEY', `The ${keyOption} failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 
   function decided(key: string, decision: Decision): GateDecided {
@@ -187,18 +202,4 @@ export function createGate<TContext, TAnswer = unknown>(options: GateOptions<TCo
     },
     report,
   };
-}
-
-/** A key `keyGenerator` returned, checked: a non-empty string, a finite number, or `false`. */
-function checkedKey(key: unknown): KeyResult {
-  if (key === false || (typeof key === 'string' && key !== '') || (typeof key === 'number' && Number.isFinite(key))) return key;
-  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects are described; String() only sees primitives here
-  const got = typeof key === 'string' ? '""' : key === null ? 'null' : typeof key === 'object' ? 'an object' : String(key);
-  throw new RateKitError('ERR_RATEKIT_KEY', `Expected the keyGenerator to return a non-empty string, a finite number, or false to skip limiting, got ${got}`);
-}
-
-/** A `keyGenerator` failure, as `ERR_RATEKIT_KEY` (an error that already is a `RateKitError` is kept). */
-function keyError(error: unknown): RateKitError {
-  if (error instanceof RateKitError) return error;
-  return new RateKitError('ERR_RATEKIT_KEY', `The keyGenerator failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

@@ -145,6 +145,8 @@ export interface GateAdapterSpec {
   readonly renamed?: Readonly<Record<string, string>>;
   /** The adapter's default `standardHeaders`. */
   readonly standardHeaders: StandardHeaders;
+  /** The key function as the adapter's users call it, for errors ("The keyGenerator failed: …"): `` '`id(ctx)`' `` in @ratekit/koa. @default 'keyGenerator' */
+  readonly keyOption?: string;
   /** Header options the adapter fixes (Hono's `retryAfter` and `combineLists`, as hono-rate-limiter). */
   readonly headers?: Pick<HeaderOptionsInput, 'retryAfter' | 'combineLists'>;
 }
