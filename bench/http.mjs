@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { formatMs, formatPercent, formatRate, formatRatio, formatSigned, renderTable } from './lib/format.mjs';
+import { isTwin, twinOf, twinProcess } from './lib/against.mjs';
 import { CONNECTIONS, loadSlice, PIPELINING, probe, startServer } from './lib/http-load.mjs';
 import { BARE, probeProblems, selectRows, sliceProblems } from './lib/http-scenarios.mjs';
 import { scheduleFromEnv } from './lib/options.mjs';
@@ -118,12 +119,20 @@ export async function run(options, log) {
   const random = seededRandom(options.seed);
   const frameworks = {};
   for (const fw of selectRows(options.variants)) {
-    frameworks[fw.name] = await runFramework(fw, schedule, options, random, log);
+    frameworks[fw.name] = await runFramework(withTwins(fw, options.against), schedule, options, random, log);
   }
+  const against = options.against === undefined ? undefined : { ref: options.against.ref, short: options.against.short };
   return {
-    config: { ...schedule, connections: CONNECTIONS, pipelining: PIPELINING, serverFlags: SERVER_FLAGS, seed: options.seed, target: TARGET, peer: PEER, versions: packageVersions() },
+    config: { ...schedule, connections: CONNECTIONS, pipelining: PIPELINING, serverFlags: SERVER_FLAGS, seed: options.seed, target: TARGET, peer: PEER, versions: packageVersions(), against },
     frameworks,
   };
+}
+
+/** With --against, each of our rows followed by its twin: the same server script on the ref's packages (lib/against.mjs). */
+function withTwins(fw, against) {
+  if (against === undefined) return fw;
+  const twin = (r) => ({ ...r, id: twinOf(r.id), limiter: `${r.limiter} @ ${against.short}`, ours: false, twin: true, passId: r.passId === undefined ? undefined : twinOf(r.passId) });
+  return { ...fw, rows: fw.rows.flatMap((r) => (r.ours && r.runtime !== 'bun' ? [r, twin(r)] : [r])) };
 }
 
 async function runFramework(fw, schedule, options, random, log) {
@@ -140,7 +149,8 @@ async function runFramework(fw, schedule, options, random, log) {
       // Bun is JavaScriptCore: V8's flags do not apply (and its idle behaviour is its own).
       const execArgv = onBun ? [] : [...SERVER_FLAGS];
       if (options.cpuProfDir && !onBun) execArgv.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=http-${fw.name}-${r.id}.cpuprofile`);
-      servers.set(r.id, await startServer(r.script, r.arg, { execArgv, execPath: onBun ? bunPath() : undefined, label: `${fw.name} ${r.id}` }));
+      const launch = r.twin === true ? twinProcess(options.against, { execArgv }) : { execArgv };
+      servers.set(r.id, await startServer(r.script, r.arg, { ...launch, execPath: onBun ? bunPath() : undefined, label: `${fw.name} ${r.id}` }));
     }
     for (const r of fw.rows) {
       const url = servers.get(r.id).url;
@@ -217,7 +227,7 @@ async function runFramework(fw, schedule, options, random, log) {
     for (const r of fw.rows) judge(r, rows, noiseMicros);
     return {
       noiseMicros,
-      rows: fw.rows.map((r) => ({ id: r.id, limiter: r.limiter, scenario: r.scenario, ours: r.ours, reference: r.reference, dropInFloor: r.dropInFloor, ...rows[r.id] })),
+      rows: fw.rows.map((r) => ({ id: r.id, limiter: r.limiter, scenario: r.scenario, ours: r.ours, twin: r.twin === true, reference: r.reference, dropInFloor: r.dropInFloor, ...rows[r.id] })),
     };
   } finally {
     await Promise.all([...servers.values()].map((s) => s.close()));
@@ -249,6 +259,7 @@ export function render(results) {
   const tableRows = [];
   const verdicts = [];
   const peerVerdicts = [];
+  const versusRef = [];
   for (const [name, fw] of Object.entries(results.frameworks)) {
     const byId = new Map(fw.rows.map((r) => [r.id, r]));
     for (const r of fw.rows) {
@@ -271,6 +282,7 @@ export function render(results) {
       if (r.target !== undefined) verdicts.push(verdict(name, r, byId, fw.noiseMicros));
     }
     peerVerdicts.push(...againstPeers(name, fw));
+    versusRef.push(...againstRef(name, fw, byId, config.against));
   }
   const table = renderTable(
     [
@@ -334,6 +346,15 @@ export function render(results) {
       'so this run cannot tell the two apart (bench/icount/http.mjs counts instructions instead); ✗: above it by more than the noise.',
     '',
     ...peerVerdicts.map((v) => `- ${v}`),
+    ...(config.against === undefined
+      ? []
+      : [
+          '',
+          `This commit against ${config.against.ref} (${config.against.short}), same run (its rows: "@ ${config.against.short}"): ratio = ours ÷ its req/s ratio vs bare; ` +
+            'paired Δ = ours − its Δ µs/req, per round (each against its own bare slices), median [min…max]; within the noise above, this run cannot tell the two apart.',
+          '',
+          ...versusRef.map((v) => `- ${v}`),
+        ]),
   ];
   const versions = Object.entries(config.versions ?? {})
     .map(([name, version]) => `${name} ${version}`)
@@ -365,7 +386,7 @@ function againstPeers(name, fw) {
   const lines = [];
   for (const r of fw.rows) {
     if (!r.ours || r.delta === undefined) continue;
-    const peers = fw.rows.filter((p) => !p.ours && !p.reference && p.scenario === r.scenario && p.delta !== undefined);
+    const peers = fw.rows.filter((p) => !p.ours && !p.twin && !p.reference && p.scenario === r.scenario && p.delta !== undefined);
     if (peers.length === 0) continue;
     const cheapest = peers.reduce((a, b) => (b.delta.median < a.delta.median ? b : a));
     const paired = pairedDelta(r, cheapest);
@@ -376,6 +397,23 @@ function againstPeers(name, fw) {
     lines.push(
       `${mark} ${name}, ${r.limiter}, ${r.scenario}: Δ ${formatSigned(r.delta.median)} µs/req against ${cheapest.limiter} ${formatSigned(cheapest.delta.median)}; ` +
         `paired ours − peer ${formatSigned(paired.median)} [${formatSigned(paired.min, 0)}…${formatSigned(paired.max, 0)}] against noise ${fw.noiseMicros.toFixed(1)}${floorNote}`,
+    );
+  }
+  return lines;
+}
+
+/** Each of our rows against its twin on the --against ref. */
+function againstRef(name, fw, byId, against) {
+  if (against === undefined) return [];
+  const lines = [];
+  for (const r of fw.rows) {
+    const twin = r.ours && r.delta !== undefined ? byId.get(twinOf(r.id)) : undefined;
+    if (twin === undefined || twin.delta === undefined || !isTwin(twin.id)) continue;
+    const paired = pairedDelta(r, twin);
+    const mark = paired.median <= fw.noiseMicros ? '✓' : '✗';
+    lines.push(
+      `${mark} ${name}, ${r.limiter}, ${r.scenario}: ${(r.ratio.median / twin.ratio.median).toFixed(3)}× ${against.short}'s req/s ratio; ` +
+        `Δ ${formatSigned(r.delta.median)} against ${formatSigned(twin.delta.median)} µs/req, paired ours − it ${formatSigned(paired.median)} [${formatSigned(paired.min, 0)}…${formatSigned(paired.max, 0)}] against noise ${fw.noiseMicros.toFixed(1)}`,
     );
   }
   return lines;

@@ -5,7 +5,9 @@
 // limiter can do: one Map.get, one Map.set and one Date.now(). Every ratio
 // pairs a contender's slice with the baseline slices just before and after it.
 
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isTwin, twinOf, twinProcess, untwinned } from './lib/against.mjs';
 import { asyncMapBaseline, mapBaseline } from './lib/baseline.mjs';
 import { loadCore } from './lib/core.mjs';
 import { formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
@@ -70,7 +72,7 @@ const CONTENDERS = [
  * The limiter's store holds up to `maxKeys` keys.
  */
 export async function prepare(id, { keys, maxKeys }) {
-  const contender = CONTENDERS.find((c) => c.id === id);
+  const contender = CONTENDERS.find((c) => c.id === untwinned(id));
   if (contender === undefined) throw new Error(`unknown contender ${id}`);
   if (contender.reference) {
     const { decide, map } = contender.mode === 'sync' ? mapBaseline() : asyncMapBaseline();
@@ -82,7 +84,8 @@ export async function prepare(id, { keys, maxKeys }) {
     const check = () => (size() === keys.length ? undefined : `the store holds ${size()} keys, expected ${keys.length}`);
     return { mode: contender.mode, decide, check };
   }
-  const core = await loadCore();
+  // A twin decides with the --against ref's built core (its process carries the worktree's path: lib/against.mjs).
+  const core = isTwin(id) ? await import(pathToFileURL(join(process.env.BENCH_AGAINST_ROOT, 'packages', 'core', 'dist', 'index.js')).href) : await loadCore();
   // A subscriber is checked per decision (hasSubscribers), so attach it before the first one.
   if (contender.subscribed) subscribe('ratekit:decision', () => {});
   const { limiter, store, limitCount } = buildLimiter(core, contender.definition, maxKeys);
@@ -102,7 +105,10 @@ export async function prepare(id, { keys, maxKeys }) {
  * @returns the figures, JSON-ready
  */
 export async function run(options, log) {
-  const chosen = CONTENDERS.filter((c) => c.reference || options.variants === undefined || options.variants.includes(c.id));
+  const picked = CONTENDERS.filter((c) => c.reference || options.variants === undefined || options.variants.includes(c.id));
+  const { against } = options;
+  // With --against, each of ratekit's rows is followed by its twin on the ref's core.
+  const chosen = against === undefined ? picked : picked.flatMap((c) => (isOurs(c) ? [c, { ...c, id: twinOf(c.id), label: `${c.label} @ ${against.short}`, twin: true }] : [c]));
   const scenarios = [
     { id: 'hot', title: '1 key', keyCount: 1 },
     { id: 'many', title: `${formatCount(options.keys)} keys`, keyCount: options.keys },
@@ -120,10 +126,11 @@ export async function run(options, log) {
       random,
       log,
       logPrefix: 'decisions',
+      launch: (c, execArgv) => (c.twin === true ? twinProcess(against, { execArgv }) : { execArgv }),
     });
     for (const c of chosen) {
       const r = measured[c.id];
-      const ours = !c.reference && c.peer === undefined && c.floor === undefined;
+      const ours = isOurs(c) && c.twin !== true;
       r.target = ours ? { ...TARGET, pass: r.ratio.median >= TARGET.min, aimMet: r.ratio.median >= TARGET.aim } : undefined;
       // The floor's ÷ columns say what any code on this layout and answer shape can reach.
       r.versusPeers = ours || c.floor !== undefined ? versusPeers(c, r, measured) : undefined;
@@ -140,6 +147,7 @@ export async function run(options, log) {
     limit: NEVER,
     slidingLogWindowMs: SLIDING_LOG_WINDOW_MS,
     target: TARGET,
+    against: against === undefined ? undefined : { ref: against.ref, short: against.short },
   };
   results.contenders = chosen.map(({ id, label, what, mode, reference, definition, peer, floor }) => ({
     id,
@@ -152,6 +160,29 @@ export async function run(options, log) {
     limits: definition?.limits,
   }));
   return results;
+}
+
+/** A row of ratekit's own limiters (not a baseline, a peer or a floor). */
+function isOurs(c) {
+  return !c.reference && c.peer === undefined && c.floor === undefined;
+}
+
+/** Each of our rows ÷ its twin on the --against ref, per key count: the lines under the table. */
+function againstRef(results) {
+  const { against } = results.config;
+  if (against === undefined) return '';
+  const lines = [];
+  for (const c of results.contenders) {
+    const twinId = twinOf(c.id);
+    if (!results.contenders.some((t) => t.id === twinId)) continue;
+    const cell = (scenario) => {
+      const ours = scenario.results[c.id];
+      const twin = scenario.results[twinId];
+      return `${scenario.title} ${(ours.ratio.median / twin.ratio.median).toFixed(3)}× (ratios ${ours.ratio.median.toFixed(3)} against ${twin.ratio.median.toFixed(3)})`;
+    };
+    lines.push(`- ${c.label}: ${cell(results.scenarios.hot)}; ${cell(results.scenarios.many)}`);
+  }
+  return `\n\nThis commit against ${against.ref} (${against.short}), same run (its rows: "@ ${against.short}"), each ratio vs the baseline ÷ the twin's:\n\n${lines.join('\n')}`;
 }
 
 /**
@@ -248,5 +279,5 @@ export function render(results) {
       "The floor rows are not limiters: the fixed-window row's limit and the policy row's two limits written inline on the memory store's layout, each returning core's `Decision` with its entries (bench/lib/floors.mjs); their ÷ columns say how far any code with this layout and answer can go. " +
       `The "${SUBSCRIBED}, ratekit:decision subscribed" row is the ${SUBSCRIBED} row with one no-op node:diagnostics_channel subscriber: what observing every decision costs; every other ratekit row runs with none.`,
   ].join('\n');
-  return `${intro}\n\n${table}`;
+  return `${intro}\n\n${table}${againstRef(results)}`;
 }

@@ -21,14 +21,15 @@ const WORKER = new URL('./slice-worker.mjs', import.meta.url).pathname;
  * @param {() => number} input.random
  * @param {(line: string) => void} input.log
  * @param {string} input.logPrefix
+ * @param {(contender: { id: string }, execArgv: string[]) => { execArgv: string[], env?: object }} [input.launch] - how a contender's process starts (a twin on the --against ref: lib/against.mjs)
  * @returns {Promise<Record<string, object>>} per contender: rate, spread, ratio, ratios, sanity
  */
-export async function runThroughputScenario({ partModule, contenders, baseline, scenario, options, random, log, logPrefix }) {
+export async function runThroughputScenario({ partModule, contenders, baseline, scenario, options, random, log, logPrefix, launch = (_c, execArgv) => ({ execArgv }) }) {
   const children = new Map();
   try {
     for (const c of contenders) {
       const execArgv = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=${logPrefix}-${scenario.id}-${c.id}.cpuprofile`] : childFlags();
-      children.set(c.id, startChild(WORKER, { args: [partModule], execArgv, label: `${c.id} (${scenario.title})` }));
+      children.set(c.id, startChild(WORKER, { args: [partModule], ...launch(c, execArgv), label: `${c.id} (${scenario.title})` }));
     }
     // Warm up one process at a time, so no warm-up competes for the cores.
     const sanity = new Map();
