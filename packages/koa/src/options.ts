@@ -1,6 +1,7 @@
 import { assertFunction, assertInteger, assertObject, assertPositive, type Decision, type GateOptions, memoryStore, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
 import type { ParameterizedContext } from 'koa';
 import type { IoRedisLike } from './compat/redis-driver.js';
+import { KOA_RATELIMIT_OPTIONS, RATEKIT_OPTIONS } from './mode.js';
 
 /** What `id` may return: a key, or `false` to let the request through without limiting it. */
 export type KeyResult = string | number | false;
@@ -152,34 +153,8 @@ export interface ResolvedOptions<TContext> {
   readonly onLimited: ((ctx: TContext, decision: Decision) => void | Promise<void>) | undefined;
 }
 
-const KNOWN = new Set([
-  'driver',
-  'db',
-  'duration',
-  'max',
-  'id',
-  'namespace',
-  'headers',
-  'disableHeader',
-  'whitelist',
-  'blacklist',
-  'errorMessage',
-  'status',
-  'throw',
-  'onLimited',
-  'maxKeys',
-  'algorithm',
-  'limits',
-  'cost',
-  'standardHeaders',
-  'legacyHeaders',
-  'store',
-  'onStoreError',
-  'storeTimeoutMs',
-  'onError',
-  'now',
-  'refusalCache',
-]);
+/** Every option ratekit mode reads: koa-ratelimit's and ratekit's. */
+const KNOWN: ReadonlySet<string> = new Set([...KOA_RATELIMIT_OPTIONS, ...RATEKIT_OPTIONS]);
 
 /** Names from other limiters that users migrating are likely to pass, and ours. */
 const RENAMED: Record<string, string> = {

@@ -3,6 +3,7 @@ import type { Driver } from './drivers.js';
 import { refuseWhatCanOnlyFail } from './failing-options.js';
 import { DEFAULT_MAX_KEYS, MemoryDriver } from './memory-driver.js';
 import { isIoRedis, RedisDriver } from './redis-driver.js';
+import { KOA_RATELIMIT_OPTIONS } from '../mode.js';
 
 /** koa-ratelimit 6's defaults: 2500 requests per hour per `ctx.ip`, under `limit:`. */
 export const DEFAULTS = { duration: 3_600_000, max: 2500, namespace: 'limit' } as const;
@@ -11,24 +12,7 @@ export const DEFAULTS = { duration: 3_600_000, max: 2500, namespace: 'limit' } a
 export const DEFAULT_HEADERS = { remaining: 'X-RateLimit-Remaining', reset: 'X-RateLimit-Reset', total: 'X-RateLimit-Limit' } as const;
 
 /** The options koa-ratelimit 6 reads, and the two ratekit adds that work in this mode. */
-const COMPAT_OPTIONS = new Set([
-  'driver',
-  'db',
-  'duration',
-  'max',
-  'id',
-  'namespace',
-  'headers',
-  'disableHeader',
-  'whitelist',
-  'blacklist',
-  'errorMessage',
-  'status',
-  'throw',
-  'onLimited',
-  'storeTimeoutMs',
-  'maxKeys',
-]);
+const COMPAT_OPTIONS: ReadonlySet<string> = new Set(KOA_RATELIMIT_OPTIONS);
 
 /** The resolved options of a koa-ratelimit-mode middleware. `TContext` is the Koa context. */
 export interface CompatParams<TContext> {
