@@ -1,8 +1,11 @@
 import type { Decision } from './decision.js';
 import { RateKitError, RateKitOptionError } from './errors.js';
-import { decisionChannel, storeErrorChannel } from './events.js';
-import { capacityOf, type LimitOptions, type ResolvedLimit, resolveLimit } from './limit.js';
-import { evaluatePolicy, type EvaluateMode } from './policy.js';
+import { decisionChannel } from './events.js';
+import type { LimitOptions, ResolvedLimit } from './limit.js';
+import { resolveLimitsOption } from './limits-option.js';
+import { waitFor } from './limiter-wait.js';
+import { storeFailure } from './store-failure.js';
+import type { EvaluateMode } from './policy.js';
 import { RefusalCache, resolveRefusalCacheOption } from './refusal-cache.js';
 import { memoryConsumeOf, memoryStore } from './stores/memory.js';
 import type { MaybePromise, RateLimitStore } from './stores/types.js';
@@ -183,6 +186,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
   const refusals = refusalCacheOption === false ? undefined : new RefusalCache(refusalCacheOption.maxKeys);
   // A shared store that decides in process (e.g. @ratekit/synced) answers synchronously: so does its cache.
   let storeAnswersSync = false;
+  const failure = storeFailure<TContext>(store.name, namespace, onStoreError, onError);
 
   function costOf(call: CallOptions<TContext> | undefined): number {
     const cost = call?.cost ?? (typeof defaultCost === 'function' ? defaultCost(call?.context as TContext) : defaultCost);
@@ -310,26 +314,12 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     return bounded(result, (decision) => publish(answered === undefined ? decision : answered(decision), false), fall);
   }
 
-  /** Throws the store error under `'throw'`; otherwise hands it to `onError` so it is never swallowed. */
-  function report(error: unknown, key: string): void {
-    const wrapped =
-      error instanceof RateKitError && error.code === 'ERR_RATEKIT_STORE'
-        ? error
-        : new RateKitError('ERR_RATEKIT_STORE', `The ${store.name} store failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-    if (storeErrorChannel.hasSubscribers) {
-      const policy = typeof onStoreError === 'object' ? 'fallback' : onStoreError;
-      storeErrorChannel.publish({ prefix: namespace, key, store: store.name, error: wrapped, onStoreError: policy });
-    }
-    if (onStoreError === 'throw') throw wrapped;
-    onError(wrapped);
-  }
-
   function resetKey(key: string, call: CallOptions<TContext> | undefined): MaybePromise<void> {
     // Forgotten when sent and again when answered (see RefusalCache.generation).
     refusals?.forget(key);
     const forget = refusals === undefined ? undefined : () => refusals.forget(key);
     const failed = (error: unknown): MaybePromise<void> => {
-      report(error, key);
+      failure.report(error, key);
       if (typeof onStoreError === 'object') return onStoreError.reset(key, call);
     };
     let result: MaybePromise<void>;
@@ -343,17 +333,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
   }
 
   function recover(error: unknown, mode: EvaluateMode, key: string, call: CallOptions<TContext> | undefined, limits: readonly ResolvedLimit[], nowMs: number): MaybePromise<Decision> {
-    report(error, key);
-    if (typeof onStoreError === 'object') return onStoreError[mode](key, call);
-    const fresh = evaluatePolicy(
-      limits.map(() => undefined),
-      limits,
-      0,
-      'peek',
-      nowMs,
-    ).decision;
-    const allowed = onStoreError === 'allow';
-    return { ...fresh, allowed, retryAfterMs: allowed ? 0 : 1_000, cost: costOf(call) };
+    return failure.recover(error, mode, key, call, limits, nowMs, costOf);
   }
 
   // Chosen once: a limiter without a refusal cache (every in-memory one) runs `run` as before.
@@ -366,36 +346,7 @@ export function createLimiter<TContext = unknown>(options: LimiterOptions<TConte
     peek: (key, call) => decide('peek', key, call),
     refund: (key, call) => decide('refund', key, call),
     reset: (key, call) => resetKey(key, call),
-    async wait(key, call) {
-      assertObject('options', call);
-      assertNonNegative('maxWaitMs', call.maxWaitMs, ' of milliseconds');
-      const deadline = now() + call.maxWaitMs;
-      for (;;) {
-        call.signal?.throwIfAborted();
-        const decision = await decide('consume', key, call);
-        const left = deadline - now();
-        if (decision.allowed) {
-          if (decision.delayMs <= 0) return decision;
-          if (decision.delayMs <= left) {
-            try {
-              await sleep(decision.delayMs, call.signal);
-            } catch (reason) {
-              // Aborted while holding an admitted call: give its charge back.
-              await decide('refund', key, { ...call, cost: decision.cost });
-              throw reason;
-            }
-            return decision;
-          }
-          await decide('refund', key, { ...call, cost: decision.cost });
-          throw waitTimeout(decision.delayMs, call.maxWaitMs);
-        }
-        if (decision.retryAfterMs === Infinity) {
-          throw new RateKitError('ERR_RATEKIT_NEVER_SATISFIABLE', `A cost of ${decision.cost} exceeds the capacity of limit "${decision.policy}"`);
-        }
-        if (decision.retryAfterMs > left) throw waitTimeout(decision.retryAfterMs, call.maxWaitMs);
-        await sleep(Math.max(1, Math.ceil(decision.retryAfterMs)), call.signal);
-      }
-    },
+    wait: (key, call) => waitFor(decide, now, key, call),
   };
   anyFormConsumers.set(limiter, refusals === undefined ? (key, call) => run('consume', key, call) : (key, call) => runCached('consume', key, call, true));
   return limiter;
@@ -429,81 +380,9 @@ export function consumeInAnyForm<TContext>(limiter: Limiter<TContext>): (key: st
   return own ?? ((key, call) => limiter.consume(key, call));
 }
 
-/** Normalises the `limits` option into a function of the context returning validated limits. */
-function resolveLimitsOption<TContext>(option: LimitsOption<TContext>, store: RateLimitStore | undefined, cost: number): (context: TContext) => readonly ResolvedLimit[] {
-  if (typeof option === 'function') {
-    // Cache per returned object, so a function returning constants validates them once.
-    const cache = new WeakMap<object, readonly ResolvedLimit[]>();
-    return (context) => {
-      const chosen = option(context);
-      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: a user's limits(context) can return any value
-      const cached = typeof chosen === 'object' && chosen !== null ? cache.get(chosen) : undefined;
-      if (cached !== undefined) return cached;
-      const resolved = resolveList(chosen, 'limits(context)', cost);
-      store?.assertSupports?.(resolved, 'limits(context)');
-      cache.set(chosen, resolved);
-      return resolved;
-    };
-  }
-  const resolved = resolveList(option, 'limits', cost);
-  store?.assertSupports?.(resolved, 'limits');
-  return () => resolved;
-}
-
-/**
- * Validates a policy's limits, each able to admit the limiter's `cost` (a
- * limit whose capacity is below it would refuse every request forever).
- */
-function resolveList(option: LimitOptions | readonly LimitOptions[], path: string, cost: number): readonly ResolvedLimit[] {
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
-  if (!Array.isArray(option) && (typeof option !== 'object' || option === null)) {
-    throw new RateKitOptionError(path, 'a limit, an array of limits or a function', option);
-  }
-  const list: readonly LimitOptions[] = Array.isArray(option) ? option : [option as LimitOptions];
-  if (list.length === 0) throw new RateKitOptionError(path, 'at least one limit', option);
-  const pathOf = (i: number) => (Array.isArray(option) ? `${path}[${i}]` : path);
-  const resolved = list.map((limit, i) => resolveLimit(limit, pathOf(i)));
-  const ids = new Set(resolved.map((l) => l.id));
-  if (ids.size !== resolved.length) {
-    throw new RateKitOptionError(`${path}[].name`, 'distinct limits (give each limit of a policy its own name)', resolved.map((l) => l.name).join(', '));
-  }
-  resolved.forEach((limit, i) => {
-    if (capacityOf(limit) >= cost) return;
-    const bucket = limit.algorithm === 'token-bucket' || limit.algorithm === 'gcra' || limit.algorithm === 'delay';
-    const field = bucket ? 'burst' : 'limit';
-    throw new RateKitOptionError(`${pathOf(i)}.${field}`, `at least the cost of a request (${cost}), or no request could ever be admitted`, bucket ? limit.burst : limit.limit);
-  });
-  // Not frozen: V8 (11.x, Node 20) compiles an indexed load from a frozen array
-  // to a generic keyed-load call, about 130 instructions on every decision
-  // (the store reads `limits[0]`). The type is readonly; each limit is frozen.
-  return resolved;
-}
-
-function waitTimeout(neededMs: number, maxWaitMs: number): RateKitError {
-  return new RateKitError('ERR_RATEKIT_WAIT_TIMEOUT', `The budget allows this call in ${Math.ceil(neededMs)} ms, longer than maxWaitMs (${maxWaitMs} ms); nothing was charged`);
-}
-
 /** Applies `fn` now, or once the promise settles. */
 function then<T, U>(value: MaybePromise<T>, fn: (value: T) => U): MaybePromise<U> {
   return isPromise(value) ? Promise.resolve(value).then(fn) : fn(value);
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /**
