@@ -1,10 +1,13 @@
-import type { Decision, MaybePromise } from '@ratekit/core';
-import type { NextFunction, Request, Response } from 'express';
-import { counterMiddleware, refuseOverLimit } from './compat/counter.js';
-import { isThenable } from './maybe.js';
-import { type Config, resolveOptions } from './compat/options.js';
+/**
+ * `rateLimit()`: chooses the mode once, when the middleware is built. ratekit mode (ratekit.ts) stands
+ * on @ratekit/core's gate; express-rate-limit mode is the imitation in compat/.
+ *
+ * @module
+ */
+import { expressRateLimit } from './compat/rate-limit.js';
 import { rateKitMiddleware } from './ratekit.js';
-import type { ClientRateLimitInfo, RateLimitOptions, RateLimitRequestHandler } from './types.js';
+import { selectsRateKit } from './ratekit-options.js';
+import type { RateLimitOptions, RateLimitRequestHandler } from './types.js';
 
 /**
  * Builds Express middleware (Express 4 and 5) that rate-limits requests: a
@@ -33,7 +36,7 @@ import type { ClientRateLimitInfo, RateLimitOptions, RateLimitRequestHandler } f
  * In express-rate-limit mode, options of the wrong type are taken as
  * express-rate-limit takes them (its checks log; the value is used as given).
  *
- * @throws {RateKitOptionError} in ratekit mode, when an option has the wrong type or ratekit options conflict (code `ERR_RATEKIT_INVALID_OPTION`), here, not per request
+ * @throws {RateKitOptionError} in ratekit mode, naming the first bad option (code `ERR_RATEKIT_INVALID_OPTION`), here, not per request
  * @throws {TypeError} for an invalid `store` or `logger`, with express-rate-limit's messages
  * @see docs/migrating/express-rate-limit.md for every difference from express-rate-limit
  * @example
@@ -47,40 +50,5 @@ import type { ClientRateLimitInfo, RateLimitOptions, RateLimitRequestHandler } f
  * ```
  */
 export function rateLimit(options: RateLimitOptions = {}): RateLimitRequestHandler {
-  const config = resolveOptions(options);
-  const handle = config.mode === 'ratekit' ? rateKitMiddleware(config) : counterMiddleware(config, refuseOverLimit(config));
-  return withInstanceMethods(handle, config);
-}
-
-/**
- * Adds express-rate-limit's instance methods to a middleware: `resetKey` and
- * `getKey` (the store's, bound; `getKey` throws synchronously when the store
- * has no `get`), and `limiter` (ratekit mode).
- */
-export function withInstanceMethods(handle: (req: Request, res: Response, next: NextFunction) => Promise<void>, config: Config): RateLimitRequestHandler {
-  if (config.mode === 'ratekit') {
-    const { limiter } = config;
-    return Object.assign(handle, {
-      limiter,
-      resetKey: (key: string) => limiter.reset(key),
-      getKey: (key: string) => hitsOf(limiter.peek(key)),
-    }) as RateLimitRequestHandler;
-  }
-  const { store } = config;
-  const getKey =
-    typeof store.get === 'function'
-      ? store.get.bind(store)
-      : () => {
-          throw new Error('The current store does not support the get/getKey method');
-        };
-  return Object.assign(handle, { limiter: undefined, resetKey: store.resetKey.bind(store), getKey }) as RateLimitRequestHandler;
-}
-
-/** A peeked decision as express-rate-limit's `{ totalHits, resetTime }`, `undefined` for a key with nothing counted. */
-function hitsOf(decision: MaybePromise<Decision>): MaybePromise<ClientRateLimitInfo | undefined> {
-  const convert = (d: Decision): ClientRateLimitInfo | undefined => {
-    const used = Math.max(0, Math.ceil(d.limit - d.remaining));
-    return used === 0 && d.resetMs === 0 ? undefined : { totalHits: used, resetTime: new Date(d.nowMs + d.resetMs) };
-  };
-  return isThenable(decision) ? decision.then(convert) : convert(decision);
+  return selectsRateKit(options) ? rateKitMiddleware(options) : expressRateLimit(options);
 }

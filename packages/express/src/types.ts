@@ -202,6 +202,8 @@ export interface Options {
   refusalCache?: boolean | { maxKeys?: number };
   /** ratekit mode: receives store failures handled by `onStoreError` and failed refunds. @default `logger.error` */
   onError?: (error: RateKitError) => void;
+  /** ratekit mode: called with every decision (metrics, logs); a Promise it returns is awaited before the request goes on, and its failure goes to `onError`. Does not select the mode. */
+  onDecision?: (decision: Decision, req: Request, key: string) => void | Promise<void>;
   /** The clock, Unix epoch ms; inject a fixed one in tests. Neutral: does not select a mode. @default `Date.now()` */
   now?: () => number;
 }
@@ -304,7 +306,7 @@ export type DelayFn = (used: number, request: Request, response: Response) => nu
  */
 export interface SlowDownOptions extends Omit<
   RateLimitOptions,
-  'limit' | 'max' | 'handler' | 'message' | 'statusCode' | 'algorithm' | 'limits' | 'cost' | 'prefix' | 'onStoreError' | 'storeTimeoutMs' | 'onError' | 'refusalCache' | 'validate'
+  'limit' | 'max' | 'handler' | 'message' | 'statusCode' | 'algorithm' | 'limits' | 'cost' | 'prefix' | 'onStoreError' | 'storeTimeoutMs' | 'onError' | 'refusalCache' | 'onDecision' | 'validate'
 > {
   /** Requests per window served without delay, or a function of the request returning it. @default 1 */
   delayAfter?: number | ValueDeterminingMiddleware<number>;
