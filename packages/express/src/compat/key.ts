@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import { ipKeyGenerator } from '@ratekit/core';
 import { isThenable } from '../maybe.js';
-import type { KeyFunction } from '../common-config.js';
+import type { KeyFunction } from './common-config.js';
 import type { ValueDeterminingMiddleware } from '../types.js';
 import type { Validations } from './validations.js';
 

@@ -1,6 +1,6 @@
 import { assertFunction, assertObject, DEFAULT_REFUSAL_MESSAGE, defaultPolicyName, RateKitOptionError, type StandardHeaders } from '@ratekit/core';
 import type { Request, Response } from 'express';
-import type { CommonConfig, Flavour, KeyFunction, StandardHeaderSetting } from '../common-config.js';
+import type { CommonConfig, Flavour, KeyFunction, StandardHeaderSetting } from './common-config.js';
 import { ConsoleLogger as consoleLogger } from './console-logger.js';
 import { refuseWhatCanOnlyFail } from './failing-options.js';
 import { defaultHandler } from './handler.js';
@@ -8,13 +8,12 @@ import { defaultKeyGenerator } from './key.js';
 import { attachValidations, MemoryStore, type SyncCounter, syncCounter } from './memory-store.js';
 import { hasStoreShape, INVALID_STORE_MESSAGE, isLegacyStore, PromisifiedStore } from './stores.js';
 import type { Logger, Options, RateLimitInfo, RateLimitOptions, ResolvedRateLimitOptions, Store, ValueDeterminingMiddleware } from '../types.js';
-import { createValidations, type Validations } from './validations.js';
+import { createValidations } from './validations.js';
 import { RATEKIT_OPTIONS, selectsRateKit } from '../ratekit-options.js';
 
 /** express-rate-limit mode: an express-rate-limit store counts, the middleware compares with `limit`. */
 export interface CounterConfig extends CommonConfig {
   readonly mode: 'express-rate-limit';
-  readonly validations: Validations;
   readonly limit: number | ValueDeterminingMiddleware<number>;
   readonly store: Store;
   /** The synchronous path of the default store. */

@@ -1,7 +1,7 @@
 import { DELAY_HEADER, RateKitOptionError } from '@ratekit/core';
 import { type Counted, counterMiddleware, type Outcome } from './counter.js';
 import { after, isThenable } from '../maybe.js';
-import type { Flavour } from '../common-config.js';
+import type { Flavour } from './common-config.js';
 import { resolveOptions } from './options.js';
 import { withInstanceMethods } from './rate-limit.js';
 import type { DelayFn, SlowDownInfo, SlowDownOptions, SlowDownRequestHandler, ValueDeterminingMiddleware } from '../types.js';
