@@ -23,9 +23,13 @@ import type { RateLimitOptions, RateLimitRequestHandler } from './types.js';
  * refused when its count exceeds `limit`.
  *
  * **ratekit mode** (any of `algorithm`, `limits`, `cost`, `prefix`,
- * `onStoreError`, `storeTimeoutMs`, `onError`, or a ratekit store): the core
- * limiter decides with any algorithm, several limits all-or-nothing and costs;
- * a refusal charges nothing.
+ * `onStoreError`, `storeTimeoutMs`, `onError`, `refusalCache`, or a ratekit
+ * store): @ratekit/core's gate, with its options (`GateOptions`) and Express's
+ * `(req, res)` functions, `handler(req, res, next, options)`, `req.ip`,
+ * `requestPropertyName` and the refund options. The core limiter decides with
+ * any algorithm, several limits all-or-nothing and costs; a refusal charges
+ * nothing. Bad options throw when it is built; express-rate-limit's checks do
+ * not run.
  *
  * The middleware returns a promise, as express-rate-limit's does: it settles
  * once the request has been passed on or answered and, when the response has
@@ -37,7 +41,7 @@ import type { RateLimitOptions, RateLimitRequestHandler } from './types.js';
  * express-rate-limit takes them (its checks log; the value is used as given).
  *
  * @throws {RateKitOptionError} in ratekit mode, naming the first bad option (code `ERR_RATEKIT_INVALID_OPTION`), here, not per request
- * @throws {TypeError} for an invalid `store` or `logger`, with express-rate-limit's messages
+ * @throws {TypeError} in express-rate-limit mode, for an invalid `store` or `logger`, with express-rate-limit's messages
  * @see docs/migrating/express-rate-limit.md for every difference from express-rate-limit
  * @example
  * ```ts
