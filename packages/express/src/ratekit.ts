@@ -29,7 +29,7 @@ export function rateKitMiddleware(options: RateLimitOptions): RateLimitRequestHa
   const standard = options.standardHeaders;
   const appendLists = typeof standard === 'string' && standard !== 'draft-6' && standard !== 'draft-7';
   // What `handler` is given: the options, with the status used and, as extras, the mode and limiter.
-  const used = Object.freeze({ ...options, statusCode: gate.statusCode, mode: 'ratekit', limiter }) as unknown as ResolvedRateLimitOptions;
+  const optionsUsed = Object.freeze({ ...options, statusCode: gate.statusCode, mode: 'ratekit', limiter }) as unknown as ResolvedRateLimitOptions;
 
   function respond(req: Request, res: Response, next: NextFunction, settle: () => void, watch: ResponseWatch | undefined, outcome: GateOutcome): void {
     if (outcome.key === undefined) return void next();
@@ -58,7 +58,7 @@ export function rateKitMiddleware(options: RateLimitOptions): RateLimitRequestHa
   function refuse(req: Request, res: Response, next: NextFunction, settle: () => void, decision: Decision): void {
     let answered: unknown;
     try {
-      answered = handler === undefined ? send(req, res, decision) : handler(req, res, next, used);
+      answered = handler === undefined ? send(req, res, decision) : handler(req, res, next, optionsUsed);
     } catch (error) {
       return void next(error);
     }
