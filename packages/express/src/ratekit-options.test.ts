@@ -74,6 +74,7 @@ describe('ratekit mode options', () => {
     ['ipv6Subnet 129', { algorithm: 'fixed-window', ipv6Subnet: 129 }, 'ipv6Subnet'],
     ['ipv6Subnet true', { algorithm: 'fixed-window', ipv6Subnet: true as never }, 'ipv6Subnet'],
     ['an ipv6Subnet function', { algorithm: 'fixed-window', ipv6Subnet: () => 64 }, 'ipv6Subnet'],
+    ['ipv6Subnet beside keyGenerator', { algorithm: 'fixed-window', keyGenerator: () => 'k', ipv6Subnet: 64 }, 'ipv6Subnet'],
     ['a skip boolean', { algorithm: 'fixed-window', skip: true as never }, 'skip'],
     ['a handler string', { algorithm: 'fixed-window', handler: 'deny' as never }, 'handler'],
     ['message beside handler', { algorithm: 'fixed-window', handler: () => undefined, message: 'no' }, 'message'],
