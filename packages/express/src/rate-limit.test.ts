@@ -772,18 +772,21 @@ describe.each([
   });
 
   describe('ratekit mode extras', () => {
-    it('gives handlers the mode and the limiter besides the options', async () => {
-      let seen: { mode: string; hasLimiter: boolean; algorithm: unknown } | undefined;
+    it('gives handlers the options with statusCode and the default message, and the mode and the limiter', async () => {
+      let seen: { mode: string; hasLimiter: boolean; algorithm: unknown; statusCode: number; message: unknown } | undefined;
       const app = appWith({
         algorithm: 'gcra',
         limit: 1,
         handler: (_req, res, _next, options) => {
-          seen = { mode: (options as unknown as { mode: string }).mode, hasLimiter: (options as { limiter?: unknown }).limiter !== undefined, algorithm: options.algorithm };
-          res.status(429).end();
+          const { algorithm, statusCode, message } = options;
+          seen = { mode: (options as unknown as { mode: string }).mode, hasLimiter: (options as { limiter?: unknown }).limiter !== undefined, algorithm, statusCode, message };
+          res.status(statusCode).send(message);
         },
       });
-      await statuses(app, 2);
-      expect(seen).toEqual({ mode: 'ratekit', hasLimiter: true, algorithm: 'gcra' });
+      await request(app).get('/');
+      const refused = await request(app).get('/');
+      expect([refused.status, refused.text]).toEqual([429, 'Too many requests, please try again later.']);
+      expect(seen).toEqual({ mode: 'ratekit', hasLimiter: true, algorithm: 'gcra', statusCode: 429, message: 'Too many requests, please try again later.' });
     });
 
     it('a named limit names its draft-8 policy', async () => {

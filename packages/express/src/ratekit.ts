@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { createGate, type Decision, type GateDecided, type GateOutcome, holdFor, type MaybePromise } from '@ratekit/core';
+import { createGate, type Decision, DEFAULT_REFUSAL_MESSAGE, type GateDecided, type GateOutcome, holdFor, type MaybePromise } from '@ratekit/core';
 import type { NextFunction, Request, Response } from 'express';
 import { isThenable } from './maybe.js';
 import { publishInfo } from './publish.js';
@@ -28,8 +28,8 @@ export function rateKitMiddleware(options: RateLimitOptions): RateLimitRequestHa
   const { handler } = options;
   const standard = options.standardHeaders;
   const appendLists = typeof standard === 'string' && standard !== 'draft-6' && standard !== 'draft-7';
-  // What `handler` is given: the options, with the status used and, as extras, the mode and limiter.
-  const optionsUsed = Object.freeze({ ...options, statusCode: gate.statusCode, mode: 'ratekit', limiter }) as unknown as ResolvedRateLimitOptions;
+  // What `handler` is given: the options, with the status and express-rate-limit's message (never given beside it), the mode and limiter.
+  const optionsUsed = Object.freeze({ ...options, statusCode: gate.statusCode, message: DEFAULT_REFUSAL_MESSAGE, mode: 'ratekit', limiter }) as unknown as ResolvedRateLimitOptions;
 
   function respond(req: Request, res: Response, next: NextFunction, settle: () => void, watch: ResponseWatch | undefined, outcome: GateOutcome): void {
     if (outcome.key === undefined) return void next();
