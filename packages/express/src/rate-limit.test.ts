@@ -1,4 +1,5 @@
 import { memoryStore, type Decision, type RateKitError, type RateLimitStore } from '@ratekit/core';
+import { EventEmitter } from 'node:events';
 import express5, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
 import request from 'supertest';
 import { rateLimit } from './rate-limit.js';
@@ -771,46 +772,67 @@ describe.each([
   });
 
   describe('ratekit mode extras', () => {
-    it('gives handlers the mode and the limiter besides the options', async () => {
-      let seen: { mode: string; hasLimiter: boolean; algorithm: unknown } | undefined;
+    it('gives handlers the options with statusCode and the default message, and the mode and the limiter', async () => {
+      let seen: { mode: string; hasLimiter: boolean; algorithm: unknown; statusCode: number; message: unknown } | undefined;
       const app = appWith({
         algorithm: 'gcra',
         limit: 1,
         handler: (_req, res, _next, options) => {
-          seen = { mode: (options as unknown as { mode: string }).mode, hasLimiter: (options as { limiter?: unknown }).limiter !== undefined, algorithm: options.algorithm };
-          res.status(429).end();
+          const { algorithm, statusCode, message } = options;
+          seen = { mode: (options as unknown as { mode: string }).mode, hasLimiter: (options as { limiter?: unknown }).limiter !== undefined, algorithm, statusCode, message };
+          res.status(statusCode).send(message);
         },
-      });
-      await statuses(app, 2);
-      expect(seen).toEqual({ mode: 'ratekit', hasLimiter: true, algorithm: 'gcra' });
-    });
-
-    it('identifier names the single limit in draft-8 headers', async () => {
-      const res = await request(appWith({ algorithm: 'gcra', limit: 10, windowMs: 1_000, identifier: 'burst', standardHeaders: 'draft-8', legacyHeaders: false })).get('/');
-      expect(res.headers['ratelimit']).toBe('"burst"; r=9; t=1');
-    });
-
-    it('retryAfter overrides the Retry-After value of a refusal', async () => {
-      const app = appWith({ algorithm: 'fixed-window', limit: 1, retryAfter: (req) => (req.get('x-vip') ? 5 : 120) });
-      await request(app).get('/');
-      expect((await request(app).get('/')).headers['retry-after']).toBe('120');
-      expect((await request(app).get('/').set('x-vip', '1')).headers['retry-after']).toBe('5');
-    });
-
-    it('logs an unsupported standardHeaders value once and still sends Retry-After', async () => {
-      const codes: string[] = [];
-      const app = appWith({
-        algorithm: 'fixed-window',
-        limit: 1,
-        standardHeaders: 'draft-5' as never,
-        legacyHeaders: false,
-        logger: { warn: () => undefined, error: (e) => codes.push((e as { code: string }).code) },
       });
       await request(app).get('/');
       const refused = await request(app).get('/');
-      expect(refused.headers['retry-after']).toBe('60');
-      expect(refused.headers['ratelimit']).toBeUndefined();
-      expect(codes).toEqual(['ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION']);
+      expect([refused.status, refused.text]).toEqual([429, 'Too many requests, please try again later.']);
+      expect(seen).toEqual({ mode: 'ratekit', hasLimiter: true, algorithm: 'gcra', statusCode: 429, message: 'Too many requests, please try again later.' });
+    });
+
+    it('a named limit names its draft-8 policy', async () => {
+      const res = await request(appWith({ limits: { algorithm: 'gcra', limit: 10, windowMs: 1_000, name: 'burst' }, standardHeaders: 'draft-8', legacyHeaders: false })).get('/');
+      expect(res.headers['ratelimit']).toBe('"burst"; r=9; t=1');
+    });
+
+    it('Retry-After is when the limiter admits the request again', async () => {
+      const app = appWith({ algorithm: 'fixed-window', limit: 1 });
+      await request(app).get('/');
+      t += 15_000;
+      expect((await request(app).get('/')).headers['retry-after']).toBe('45');
+    });
+
+    it('a request without req.ip (default key) goes to next(err) with ERR_RATEKIT_KEY', async () => {
+      const app = appWith({ algorithm: 'fixed-window' }, (a) =>
+        a.use((req, _res, next) => {
+          Object.defineProperty(req, 'ip', { value: undefined });
+          next();
+        }),
+      );
+      expect((await request(app).get('/')).body).toEqual({ code: 'ERR_RATEKIT_KEY', message: expect.stringMatching(/client address/) });
+    });
+
+    it('onDecision sees every decision with the request and key, before the request goes on', async () => {
+      const seen: string[] = [];
+      const app = appWith({ algorithm: 'fixed-window', limit: 1, onDecision: async (decision, req, key) => void seen.push(`${req.path} ${key} ${decision.allowed}`) });
+      expect(await statuses(app, 2)).toEqual([200, 429]);
+      expect(seen).toEqual(['/ 127.0.0.1 true', '/ 127.0.0.1 false']);
+    });
+
+    it('a held request that the client leaves never reaches the app', async () => {
+      let reached = 0;
+      const limiter = rateLimit({ now, algorithm: 'delay', limit: 1, windowMs: 60_000 });
+      const delays: unknown[] = [];
+      const res = Object.assign(new EventEmitter(), {
+        headersSent: false,
+        setHeader: (name: string, value: string) => void (name === 'X-Slow-Down-Delay' && delays.push(value)),
+        append: () => undefined,
+      }) as unknown as express5.Response;
+      const req = { ip: '192.0.2.1' } as unknown as Request;
+      await limiter(req, res, () => reached++);
+      const held = limiter(req, res, () => reached++);
+      res.emit('close');
+      await held;
+      expect([reached, delays]).toEqual([1, ['60000']]);
     });
   });
 

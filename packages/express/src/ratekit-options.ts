@@ -1,161 +1,71 @@
 /**
- * ratekit mode's options: which options select it, and how they become a
- * core limiter (one limit from `windowMs`/`limit`/`algorithm`, or `limits`;
- * `cost`, `prefix`, `onStoreError`, `storeTimeoutMs`, `onError`). The checks
- * and options both modes share are resolved first, in compat/options.ts
- * (their types are in common-config.ts).
+ * ratekit mode's options: the rule that selects it, and how Express's options become core's
+ * `GateOptions` (documented and checked there, when the middleware is built). Express adds
+ * `requestPropertyName`, the refund options and `logger`; its `(req, res)` functions are handed
+ * the request the gate passes (Express sets `req.res`); express-rate-limit's header defaults stay
+ * (legacy on, standard off).
  *
  * @module
  */
-import {
-  ALGORITHMS,
-  type AlgorithmName,
-  assertFunction,
-  assertOneOf,
-  assertPositive,
-  consumeInAnyForm,
-  createLimiter,
-  type Decision,
-  type HeaderOptions,
-  type Limiter,
-  type LimitOptions,
-  type LimitsOption,
-  type MaybePromise,
-  type RateKitError,
-  RateKitOptionError,
-  resolveHeaderOptions,
-  type StoreErrorPolicy,
-} from '@ratekit/core';
+import { assertFunction, type GateOptions, RateKitOptionError } from '@ratekit/core';
 import type { Request } from 'express';
-import type { CommonConfig, Flavour } from './common-config.js';
 import { isRateKitStore } from './is-ratekit-store.js';
-import type { Options, ResolvedRateLimitOptions } from './types.js';
+import type { SkipRequestsSettings } from './skip-requests.js';
+import type { RateLimitOptions, ValueDeterminingMiddleware } from './types.js';
 
-/** Options that only ratekit mode has: any of them selects it. */
+/** Options only ratekit mode has: any of them, or a ratekit store as `store`, selects it. */
 export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'prefix', 'onStoreError', 'storeTimeoutMs', 'onError', 'refusalCache'] as const;
 
-/** ratekit mode: a core limiter decides. */
-export interface RateKitConfig extends CommonConfig {
-  readonly mode: 'ratekit';
-  readonly limiter: Limiter<Request>;
-  /** The limiter's `consume` answering a cached refusal without a Promise (core's `consumeInAnyForm`). */
-  readonly consume: (key: string, call?: { context: Request }) => MaybePromise<Decision>;
-  /** True when `limits` or `cost` is a function, so the limiter needs the request as context. */
-  readonly needsContext: boolean;
-  /** Options for core's `rateLimitHeaders()`; `partitionKey` is set per request right before the synchronous call. */
-  readonly headers: HeaderOptions | undefined;
-  readonly onError: (error: RateKitError) => void;
-  /** The namespace, for the double-count check. */
-  readonly prefix: string;
+/** True when the options select ratekit mode. */
+export function selectsRateKit(options: unknown): boolean {
+  if (typeof options !== 'object' || options === null) return false;
+  const given = options as Record<string, unknown>;
+  return RATEKIT_OPTIONS.some((name) => given[name] !== undefined) || isRateKitStore(given['store']);
+}
+
+/** express-rate-limit's options ratekit mode has no use for, and what to use instead. */
+export const RENAMED: Readonly<Record<string, string>> = {
+  identifier: 'nothing: name each limit instead, `limits: { limit, windowMs, name }`',
+  retryAfter: 'nothing: Retry-After is when the limiter admits the request again',
+  passOnStoreError: "nothing: use `onStoreError: 'allow'`",
+  validate: 'nothing: ratekit mode checks its options when it is built, and throws',
+};
+
+/** What ratekit mode adds to the gate, resolved. */
+export interface ExpressSettings extends SkipRequestsSettings {
+  readonly requestPropertyName: string;
 }
 
 /**
- * Builds ratekit mode's configuration: refuses what cannot work in it (a
- * `limit` function, an express-rate-limit store, an `identifier` function,
- * `passOnStoreError` beside `onStoreError`, any ratekit option in slowDown),
- * then creates the core limiter, which checks its own options.
- *
+ * Splits the options into the gate's and Express's, checking Express's.
  * @throws {RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`) naming the option
  */
-export function resolveRateKit(
-  options: Partial<Options>,
-  given: Record<string, unknown>,
-  resolved: Record<string, unknown>,
-  common: Omit<RateKitConfig, 'public' | 'limiter' | 'consume' | 'needsContext' | 'headers' | 'onError' | 'prefix'>,
-  flavour: Flavour,
-): RateKitConfig {
-  if (flavour.name === 'slowDown') {
-    const option = RATEKIT_OPTIONS.find((name) => given[name] !== undefined) ?? 'store';
-    throw new RateKitOptionError(option, "unset in slowDown(), which counts requests as express-slow-down does (for ratekit's delay algorithm use rateLimit({ algorithm: 'delay' }))", given[option]);
+export function resolveRateKitOptions(options: RateLimitOptions): { gate: GateOptions<Request>; express: ExpressSettings } {
+  const { requestPropertyName = 'rateLimit', skipFailedRequests = false, skipSuccessfulRequests = false, requestWasSuccessful = succeeded, logger, keyGenerator, skip, message, ...shared } = options;
+  if (typeof requestPropertyName !== 'string' || requestPropertyName === '') throw new RateKitOptionError('requestPropertyName', 'a non-empty string', requestPropertyName);
+  for (const [name, value] of [['skipFailedRequests', skipFailedRequests] as const, ['skipSuccessfulRequests', skipSuccessfulRequests] as const]) {
+    if (typeof value !== 'boolean') throw new RateKitOptionError(name, 'a boolean', value);
   }
-  if (typeof options.limit === 'function' || typeof options.max === 'function') {
-    const name = typeof options.limit === 'function' ? 'limit' : 'max';
-    throw new RateKitOptionError(name, 'a number in ratekit mode (for limits per request use `limits: (req) => ({ limit, windowMs })`)', options[name]);
-  }
-  if (options.store !== undefined && !isRateKitStore(options.store)) {
-    throw new RateKitOptionError(
-      'store',
-      'a ratekit RateLimitStore when ratekit options are used (an express-rate-limit store only counts hits; wrap a ratekit store in RateKitStore for the other direction)',
-      options.store,
-    );
-  }
-  if (typeof options.identifier === 'function') {
-    throw new RateKitOptionError('identifier', 'a string in ratekit mode (name each limit instead)', options.identifier);
-  }
-  if (options.passOnStoreError !== undefined && options.onStoreError !== undefined) {
-    throw new RateKitOptionError('passOnStoreError', 'unset when `onStoreError` is given', options.passOnStoreError);
-  }
-
-  const limits = policyOf(given, options);
-  const onError = options.onError ?? ((error: RateKitError) => common.logger.error(error));
-  assertFunction('onError', onError);
-  const onStoreError: StoreErrorPolicy | undefined = options.onStoreError ?? (options.passOnStoreError === true ? 'allow' : undefined);
-  const prefix = options.prefix ?? '';
-
-  // The core validates limits, cost, store, prefix, onStoreError, storeTimeoutMs and now, and names the option.
-  const limiter = createLimiter<Request>({
-    limits,
-    store: options.store,
-    prefix,
-    cost: options.cost,
-    now: common.now,
-    onStoreError,
-    storeTimeoutMs: options.storeTimeoutMs,
-    onError,
-    refusalCache: options.refusalCache,
-  });
-  common.validations.creationStack({ localKeys: !limiter.store.shared });
-
-  const first = typeof limits === 'function' ? undefined : Array.isArray(limits) ? (limits as readonly LimitOptions[])[0] : (limits as LimitOptions);
-  resolved['windowMs'] = first?.windowMs ?? common.windowMs;
-  resolved['limit'] = first?.limit ?? resolved['limit'];
-  resolved['algorithm'] = first?.algorithm ?? 'fixed-window';
-  resolved['store'] = limiter.store;
-  const headers = common.legacyHeaders || common.standard.draft !== false || common.standard.unsupported ? headerOptions(common) : undefined;
-
-  return Object.freeze({
-    ...common,
-    public: frozenPublic(resolved, limiter),
-    limiter,
-    consume: consumeInAnyForm(limiter),
-    needsContext: typeof limits === 'function' || typeof options.cost === 'function',
-    headers,
-    onError,
-    prefix,
-  });
+  assertFunction('requestWasSuccessful', requestWasSuccessful);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input
+  if (logger !== undefined && typeof logger?.error !== 'function') throw new RateKitOptionError('logger', 'an object with an `error` function', logger);
+  const { trustProxy } = options as { trustProxy?: unknown };
+  if (trustProxy !== undefined) throw new RateKitOptionError('trustProxy', "unset: the key reads req.ip, so Express's `trust proxy` setting applies", trustProxy);
+  const gate = {
+    ...shared,
+    legacyHeaders: options.legacyHeaders ?? true,
+    onError: options.onError ?? (logger === undefined ? undefined : (error: unknown) => logger.error(error)),
+    keyGenerator: withResponse(keyGenerator),
+    skip: withResponse(skip),
+    message: withResponse(message),
+  } as GateOptions<Request>;
+  return { gate, express: { requestPropertyName, skipFailedRequests, skipSuccessfulRequests, requestWasSuccessful } };
 }
 
-/** The policy: `limits` as given, or one limit from `windowMs`, `limit`, `algorithm` and `identifier`. */
-function policyOf(given: Record<string, unknown>, options: Partial<Options>): LimitsOption<Request> {
-  if (options.limits !== undefined) {
-    for (const name of ['windowMs', 'limit', 'max', 'algorithm', 'identifier'] as const) {
-      if (given[name] !== undefined) {
-        throw new RateKitOptionError(name, `unset when \`limits\` is given (set \`${name === 'identifier' ? 'name' : name === 'max' ? 'limit' : name}\` in each limit instead)`, given[name]);
-      }
-    }
-    return options.limits;
-  }
-  const windowMs = options.windowMs ?? 60_000;
-  assertPositive('windowMs', windowMs, ' of milliseconds');
-  const limit = (options.limit ?? options.max ?? 5) as number;
-  assertPositive(options.limit === undefined && options.max !== undefined ? 'max' : 'limit', limit);
-  const algorithm: AlgorithmName = options.algorithm ?? 'fixed-window';
-  assertOneOf('algorithm', algorithm, ALGORITHMS);
-  const limitOptions: LimitOptions = { algorithm, limit, windowMs };
-  if (typeof options.identifier === 'string') limitOptions.name = options.identifier;
-  return limitOptions;
-}
+/** express-rate-limit's default: a status below 400. */
+const succeeded: ValueDeterminingMiddleware<boolean> = (_req, res) => res.statusCode < 400;
 
-/** Core header options for ratekit mode; one List value per field, appended per limiter. */
-function headerOptions(common: Pick<CommonConfig, 'legacyHeaders' | 'standard'>): HeaderOptions {
-  const base = resolveHeaderOptions({ standardHeaders: common.standard.draft, legacyHeaders: common.legacyHeaders, combineLists: true });
-  // An unsupported draft still turns Retry-After on, as express-rate-limit does.
-  return { ...base, retryAfter: common.standard.unsupported ? true : undefined };
-}
-
-/** What handlers see in ratekit mode: frozen, with `mode` and `limiter` as non-enumerable extras. */
-function frozenPublic(resolved: Record<string, unknown>, limiter: Limiter<Request>): ResolvedRateLimitOptions {
-  Object.defineProperty(resolved, 'mode', { value: 'ratekit', enumerable: false });
-  Object.defineProperty(resolved, 'limiter', { value: limiter, enumerable: false });
-  return Object.freeze(resolved) as unknown as ResolvedRateLimitOptions;
+/** A user's `(req, res)` function as a function of the request; anything else as given, for the gate to check. */
+function withResponse<T>(fn: T): T {
+  return (typeof fn === 'function' ? (req: Request) => (fn as ValueDeterminingMiddleware<unknown>)(req, req.res!) : fn) as T;
 }

@@ -142,9 +142,9 @@ export interface Options {
    * @default false
    */
   standardHeaders: boolean | DraftHeadersVersion;
-  /** draft-8: the policy name, or a function of the request returning it. @default `<limit>-in-<window>`, e.g. `100-in-15min` */
+  /** draft-8: the policy name, or a function of the request returning it. Refused in ratekit mode: set `name` on each limit of `limits`. @default `<limit>-in-<window>`, e.g. `100-in-15min` */
   identifier: string | ValueDeterminingMiddleware<string>;
-  /** Overrides the `Retry-After` value (whole seconds) of a refusal; advisory only. @default seconds until the window resets */
+  /** Overrides the `Retry-After` value (whole seconds) of a refusal; advisory only. Refused in ratekit mode. @default seconds until the window resets */
   retryAfter?: number | ValueDeterminingMiddleware<number>;
   /** Where the {@link RateLimitInfo} goes on `req`. @default 'rateLimit' */
   requestPropertyName: string;
@@ -154,7 +154,7 @@ export interface Options {
   skipSuccessfulRequests: boolean;
   /** The key a request is counted under. @default the client IP, `ipKeyGenerator(req.ip, ipv6Subnet)` */
   keyGenerator: ValueDeterminingMiddleware<string>;
-  /** The default key groups IPv6 clients by this prefix length (1–128; 32–64 advised), a function of the request returning it, or `false` for whole addresses. @default 56 */
+  /** The default key groups IPv6 clients by this prefix length (1–128; 32–64 advised), a function of the request returning it (not in ratekit mode), or `false` for whole addresses. @default 56 */
   ipv6Subnet: number | ValueDeterminingMiddleware<number> | false;
   /** Answers refused requests. @default sets `statusCode` and sends `message` */
   handler: RateLimitExceededEventHandler;
@@ -169,13 +169,13 @@ export interface Options {
    * @default a new {@link MemoryStore} (express-rate-limit mode) or in-memory `RateLimitStore` (ratekit mode) per limiter
    */
   store: Store | LegacyStore;
-  /** Turns the configuration checks on or off, all (`true`/`false`) or by name. @default true */
+  /** Turns the configuration checks on or off, all (`true`/`false`) or by name. Refused in ratekit mode, which runs none. @default true */
   validate: boolean | EnabledValidations;
-  /** @deprecated express-rate-limit ≤ 5's name of `legacyHeaders`. */
+  /** @deprecated express-rate-limit ≤ 5's name of `legacyHeaders` (refused in ratekit mode). */
   headers?: boolean;
-  /** @deprecated express-rate-limit ≤ 6's name of `limit`. */
+  /** @deprecated express-rate-limit ≤ 6's name of `limit` (refused in ratekit mode). */
   max?: number | ValueDeterminingMiddleware<number>;
-  /** When the store fails: `false` passes the error to `next(err)`, `true` logs it and lets the request through unlimited. @default false */
+  /** When the store fails: `false` passes the error to `next(err)`, `true` logs it and lets the request through unlimited. Refused in ratekit mode (`onStoreError`). @default false */
   passOnStoreError: boolean;
   /** Where checks and handled errors are logged. @default the console */
   logger: Logger;
@@ -194,7 +194,7 @@ export interface Options {
   cost?: number | ((req: Request) => number);
   /** ratekit mode: this limiter's namespace in a shared ratekit store. @default '' */
   prefix?: string;
-  /** ratekit mode: what a failing store turns into: `'throw'` (`next(err)`), `'allow'`, `'deny'`, or a fallback limiter. @default 'throw' (`'allow'` with `passOnStoreError: true`) */
+  /** ratekit mode: what a failing store turns into: `'throw'` (`next(err)`), `'allow'`, `'deny'`, or a fallback limiter. @default 'throw' */
   onStoreError?: StoreErrorPolicy;
   /** ratekit mode: the longest an asynchronous store call may take, in ms. @default 1_000 */
   storeTimeoutMs?: number;
@@ -202,6 +202,8 @@ export interface Options {
   refusalCache?: boolean | { maxKeys?: number };
   /** ratekit mode: receives store failures handled by `onStoreError` and failed refunds. @default `logger.error` */
   onError?: (error: RateKitError) => void;
+  /** ratekit mode: called with every decision (metrics, logs); a Promise it returns is awaited before the request goes on, and its failure goes to `onError`. Does not select the mode. */
+  onDecision?: (decision: Decision, req: Request, key: string) => void | Promise<void>;
   /** The clock, Unix epoch ms; inject a fixed one in tests. Neutral: does not select a mode. @default `Date.now()` */
   now?: () => number;
 }
@@ -224,11 +226,10 @@ export type RateLimitMode = 'express-rate-limit' | 'ratekit';
  * The resolved options, as `handler` and `Store.init` receive them: every
  * default filled in, `standardHeaders` normalised (`true` → `'draft-6'`), the
  * store wrapped when it is a legacy one, `validate` the live map of checks.
- * With a ratekit `limits` option, `windowMs` and `limit` are those of its
- * first limit (of the defaults when `limits` is a function). Typed as
- * express-rate-limit's `Options`; at run time `standardHeaders` may also be
- * `'draft-9'`…`'draft-11'` and, in ratekit mode, `store` a `RateLimitStore`,
- * when that is what was given.
+ * In ratekit mode, `handler` gets the options as given, frozen, with
+ * `statusCode` and `message` resolved. Typed as express-rate-limit's
+ * `Options`; at run time `standardHeaders` may also be `'draft-9'`…`'draft-11'`
+ * and, in ratekit mode, `store` a `RateLimitStore`, when that is what was given.
  */
 export type ResolvedRateLimitOptions = Readonly<Options> & {
   /** Which counting rules the limiter follows. */
@@ -304,7 +305,7 @@ export type DelayFn = (used: number, request: Request, response: Response) => nu
  */
 export interface SlowDownOptions extends Omit<
   RateLimitOptions,
-  'limit' | 'max' | 'handler' | 'message' | 'statusCode' | 'algorithm' | 'limits' | 'cost' | 'prefix' | 'onStoreError' | 'storeTimeoutMs' | 'onError' | 'refusalCache' | 'validate'
+  'limit' | 'max' | 'handler' | 'message' | 'statusCode' | 'algorithm' | 'limits' | 'cost' | 'prefix' | 'onStoreError' | 'storeTimeoutMs' | 'onError' | 'refusalCache' | 'onDecision' | 'validate'
 > {
   /** Requests per window served without delay, or a function of the request returning it. @default 1 */
   delayAfter?: number | ValueDeterminingMiddleware<number>;

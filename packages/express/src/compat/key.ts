@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import { ipKeyGenerator } from '@ratekit/core';
 import { isThenable } from '../maybe.js';
-import type { KeyFunction } from '../common-config.js';
+import type { KeyFunction } from './common-config.js';
 import type { ValueDeterminingMiddleware } from '../types.js';
 import type { Validations } from './validations.js';
 
@@ -16,9 +16,9 @@ import type { Validations } from './validations.js';
  *
  * When `req.ip` is missing (the socket closed early, or a server that is not
  * a plain Node HTTP server) it returns `undefined`, and the `ip` check logs
- * `ERR_ERL_UNDEFINED_IP_ADDRESS` once. express-rate-limit mode then counts
- * the request under that `undefined` key, as express-rate-limit does (all
- * such requests share it); ratekit mode lets it pass unlimited.
+ * `ERR_ERL_UNDEFINED_IP_ADDRESS` once. The middleware then counts the
+ * request under that `undefined` key, as express-rate-limit does (all such
+ * requests share it). (ratekit mode's key is core's gate's, not this.)
  */
 export function defaultKeyGenerator(ipv6Subnet: number | false | ValueDeterminingMiddleware<number>, validations: Validations): KeyFunction {
   return function clientIp(req, res) {

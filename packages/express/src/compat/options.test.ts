@@ -1,7 +1,6 @@
 import { memoryStore, RateKitOptionError } from '@ratekit/core';
 import { MemoryStore } from './memory-store.js';
-import { type Config, type CounterConfig, type RateKitConfig, resolveOptions } from './options.js';
-import { rateLimit } from '../rate-limit.js';
+import { type CounterConfig, resolveOptions } from './options.js';
 import type { Logger, RateLimitOptions } from '../types.js';
 
 /** Collects what the configuration checks log. */
@@ -15,15 +14,7 @@ function recordingLogger() {
 }
 
 function counterConfig(options: RateLimitOptions = {}): CounterConfig {
-  const config = resolveOptions(options);
-  if (config.mode !== 'express-rate-limit') throw new Error(`expected express-rate-limit mode, got ${config.mode}`);
-  return config;
-}
-
-function rateKitConfig(options: RateLimitOptions): RateKitConfig {
-  const config = resolveOptions(options);
-  if (config.mode !== 'ratekit') throw new Error(`expected ratekit mode, got ${config.mode}`);
-  return config;
+  return resolveOptions(options);
 }
 
 describe('resolveOptions', () => {
@@ -70,72 +61,14 @@ describe('resolveOptions', () => {
     });
   });
 
-  describe('the mode', () => {
-    const table: Array<[string, RateLimitOptions, Config['mode']]> = [
-      ['no options', {}, 'express-rate-limit'],
-      ['express-rate-limit options only', { windowMs: 1_000, limit: 2, standardHeaders: 'draft-8', max: 3, validate: false }, 'express-rate-limit'],
-      ['an express-rate-limit store', { store: new MemoryStore() }, 'express-rate-limit'],
-      ['a clock (neutral)', { now: () => 0 }, 'express-rate-limit'],
-      ['algorithm', { algorithm: 'fixed-window' }, 'ratekit'],
-      ['limits', { limits: { limit: 1, windowMs: 1_000 } }, 'ratekit'],
-      ['cost', { cost: 1 }, 'ratekit'],
-      ['prefix', { prefix: 'a' }, 'ratekit'],
-      ['onStoreError', { onStoreError: 'allow' }, 'ratekit'],
-      ['storeTimeoutMs', { storeTimeoutMs: 50 }, 'ratekit'],
-      ['onError', { onError: () => undefined }, 'ratekit'],
-      ['a ratekit store', { store: memoryStore() }, 'ratekit'],
-    ];
-
-    it.each(table)('%s: %s mode', (_situation, options, mode) => {
-      const config = resolveOptions(options);
-      expect(config.mode).toBe(mode);
-      expect(config.public.mode).toBe(mode);
+  describe('options that select ratekit mode', () => {
+    it('are refused here: rateLimit() sends them to ratekit mode first, and slowDown() has none', () => {
+      expect(() => resolveOptions({ algorithm: 'gcra' })).toThrow(RateKitOptionError);
+      expect(() => resolveOptions({ store: memoryStore() })).toThrow(/`store`/);
     });
 
-    it('ignores ratekit options set to undefined', () => {
+    it('are not refused when set to undefined', () => {
       expect(resolveOptions({ algorithm: undefined, prefix: undefined }).mode).toBe('express-rate-limit');
-    });
-  });
-
-  describe('ratekit mode', () => {
-    it('builds one limit from windowMs, limit and algorithm, named by identifier when given', () => {
-      const { limiter } = rateKitConfig({ windowMs: 1_000, limit: 10, algorithm: 'gcra', identifier: 'burst' });
-      expect(limiter.limitsFor()).toEqual([expect.objectContaining({ algorithm: 'gcra', limit: 10, windowMs: 1_000, name: 'burst' })]);
-    });
-
-    it('takes several limits as given; handlers see the first one as windowMs and limit', () => {
-      const { limiter, public: resolved } = rateKitConfig({
-        limits: [
-          { limit: 10, windowMs: 1_000 },
-          { limit: 100, windowMs: 60_000 },
-        ],
-      });
-      expect(limiter.limitsFor().map((l) => l.name)).toEqual(['10-in-1sec', '100-in-1min']);
-      expect(resolved).toMatchObject({ windowMs: 1_000, limit: 10, algorithm: 'fixed-window' });
-      expect(resolved.limiter).toBe(limiter);
-    });
-
-    it('needs the request as context only when limits or cost is a function', () => {
-      expect(rateKitConfig({ algorithm: 'fixed-window' }).needsContext).toBe(false);
-      expect(rateKitConfig({ limits: () => ({ limit: 1, windowMs: 1 }) }).needsContext).toBe(true);
-      expect(rateKitConfig({ cost: () => 1 }).needsContext).toBe(true);
-    });
-
-    it('turns passOnStoreError: true into onStoreError "allow"', async () => {
-      const failing = { ...memoryStore(), name: 'failing', evaluate: () => Promise.reject(new Error('down')) };
-      const { limiter } = rateKitConfig({ store: failing, passOnStoreError: true, onError: () => undefined });
-      expect(await limiter.consume('k')).toMatchObject({ allowed: true });
-    });
-
-    it('sends no headers at all when both header sets are off', () => {
-      expect(rateKitConfig({ algorithm: 'gcra', standardHeaders: false, legacyHeaders: false }).headers).toBeUndefined();
-      expect(rateKitConfig({ algorithm: 'gcra', legacyHeaders: false, standardHeaders: 'draft-7' }).headers).toMatchObject({ standardHeaders: 'draft-7', legacyHeaders: false });
-    });
-
-    it('uses a shared ratekit store as given', () => {
-      const store = memoryStore();
-      expect(rateKitConfig({ store }).limiter.store).toBe(store);
-      store.dispose();
     });
   });
 
@@ -217,76 +150,8 @@ describe('resolveOptions', () => {
     });
   });
 
-  describe('with an option of the wrong type', () => {
-    // Each row: the options, and the option the error must name.
-    const table: Array<[string, RateLimitOptions, string]> = [
-      ['ratekit mode, windowMs "1m"', { algorithm: 'fixed-window', windowMs: '1m' as never }, 'windowMs'],
-      ['ratekit mode, limit -1', { algorithm: 'fixed-window', limit: -1 }, 'limit'],
-      ['ratekit mode, limit NaN', { algorithm: 'fixed-window', limit: Number.NaN }, 'limit'],
-      ['ratekit mode, max "5"', { algorithm: 'fixed-window', max: '5' as never }, 'max'],
-      ['ratekit mode, windowMs 0', { algorithm: 'fixed-window', windowMs: 0 }, 'windowMs'],
-      ['ratekit mode, limit 0', { algorithm: 'fixed-window', limit: 0 }, 'limit'],
-      ['ratekit mode, a limit function', { algorithm: 'gcra', limit: () => 5 }, 'limit'],
-      ['ratekit mode, an identifier function', { algorithm: 'gcra', identifier: () => 'x' }, 'identifier'],
-      ['ratekit mode, an express-rate-limit store', { algorithm: 'gcra', store: new MemoryStore() }, 'store'],
-      ['ratekit mode, passOnStoreError beside onStoreError', { onStoreError: 'deny', passOnStoreError: true }, 'passOnStoreError'],
-      ['an unknown algorithm', { algorithm: 'leaky' as never }, 'algorithm'],
-      ['windowMs beside limits', { limits: { limit: 1, windowMs: 1_000 }, windowMs: 1_000 }, 'windowMs'],
-      ['limit beside limits', { limits: { limit: 1, windowMs: 1_000 }, limit: 2 }, 'limit'],
-      ['algorithm beside limits', { limits: { limit: 1, windowMs: 1_000 }, algorithm: 'gcra' }, 'algorithm'],
-      ['identifier beside limits', { limits: { limit: 1, windowMs: 1_000 }, identifier: 'x' }, 'identifier'],
-      ['an empty limits array', { limits: [] }, 'limits'],
-      ['a limit without windowMs', { limits: { limit: 1 } as never }, 'limits.windowMs'],
-      ['a negative cost', { cost: -1 }, 'cost'],
-      ['a prefix with NUL', { prefix: 'a\u0000b' }, 'prefix'],
-      ['an unknown onStoreError', { onStoreError: 'ignore' as never }, 'onStoreError'],
-      ['storeTimeoutMs 0', { storeTimeoutMs: 0 }, 'storeTimeoutMs'],
-      ['ratekit mode, standardHeaders 6', { algorithm: 'fixed-window', standardHeaders: 6 as never }, 'standardHeaders'],
-      ["ratekit mode, legacyHeaders 'yes'", { algorithm: 'fixed-window', legacyHeaders: 'yes' as never }, 'legacyHeaders'],
-      ['ratekit mode, a keyGenerator string', { algorithm: 'fixed-window', keyGenerator: 'ip' as never }, 'keyGenerator'],
-      ['ratekit mode, ipv6Subnet 0', { algorithm: 'fixed-window', ipv6Subnet: 0 }, 'ipv6Subnet'],
-      ['ratekit mode, ipv6Subnet 129', { algorithm: 'fixed-window', ipv6Subnet: 129 }, 'ipv6Subnet'],
-      ['ratekit mode, ipv6Subnet true', { algorithm: 'fixed-window', ipv6Subnet: true as never }, 'ipv6Subnet'],
-      ['ratekit mode, a skip boolean', { algorithm: 'fixed-window', skip: true as never }, 'skip'],
-      ['ratekit mode, a handler string', { algorithm: 'fixed-window', handler: 'deny' as never }, 'handler'],
-      ['ratekit mode, statusCode 42', { algorithm: 'fixed-window', statusCode: 42 }, 'statusCode'],
-      ['ratekit mode, statusCode 600', { algorithm: 'fixed-window', statusCode: 600 }, 'statusCode'],
-      ['ratekit mode, statusCode 429.5', { algorithm: 'fixed-window', statusCode: 429.5 }, 'statusCode'],
-      ['ratekit mode, an empty requestPropertyName', { algorithm: 'fixed-window', requestPropertyName: '' }, 'requestPropertyName'],
-      ['ratekit mode, skipFailedRequests 1', { algorithm: 'fixed-window', skipFailedRequests: 1 as never }, 'skipFailedRequests'],
-      ['ratekit mode, skipSuccessfulRequests "true"', { algorithm: 'fixed-window', skipSuccessfulRequests: 'true' as never }, 'skipSuccessfulRequests'],
-      ['ratekit mode, passOnStoreError "yes"', { algorithm: 'fixed-window', passOnStoreError: 'yes' as never }, 'passOnStoreError'],
-      ['ratekit mode, a requestWasSuccessful boolean', { algorithm: 'fixed-window', requestWasSuccessful: true as never }, 'requestWasSuccessful'],
-      ['ratekit mode, retryAfter -1', { algorithm: 'fixed-window', retryAfter: -1 }, 'retryAfter'],
-      ['ratekit mode, an identifier with a newline', { algorithm: 'fixed-window', identifier: 'a\nb' }, 'identifier'],
-      ['ratekit mode, validate "yes"', { algorithm: 'fixed-window', validate: 'yes' as never }, 'validate'],
-      ['an onError string', { onError: 'log' as never }, 'onError'],
-      ['a now number', { now: 0 as never }, 'now'],
-    ];
-
-    it.each(table)('%s: throws RateKitOptionError naming the option', (_situation, options, option) => {
-      let thrown: unknown;
-      try {
-        resolveOptions(options);
-      } catch (error) {
-        thrown = error;
-      }
-      expect(thrown).toBeInstanceOf(RateKitOptionError);
-      expect(thrown).toMatchObject({ code: 'ERR_RATEKIT_INVALID_OPTION', option });
-      expect((thrown as Error).message).toContain(`\`${option}\``);
-    });
-
-    it('throws from rateLimit() itself, before any request', () => {
-      expect(() => rateLimit({ algorithm: 'gcra', limit: 0 })).toThrow(RateKitOptionError);
-    });
-
-    it('says what was expected and what was given', () => {
-      expect(() => resolveOptions({ algorithm: 'fixed-window', statusCode: 42 })).toThrow('[ratekit] Expected `statusCode` to be an integer from 100 to 599, got 42');
-    });
-
-    it('throws on options that are not an object', () => {
-      expect(() => resolveOptions('fast' as never)).toThrow(RateKitOptionError);
-    });
+  it('throws on options that are not an object', () => {
+    expect(() => resolveOptions('fast' as never)).toThrow(RateKitOptionError);
   });
 
   describe("with express-rate-limit's own construction errors", () => {

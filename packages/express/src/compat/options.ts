@@ -1,32 +1,19 @@
-import {
-  assertFunction,
-  assertNonEmptyString,
-  assertObject,
-  assertPolicyName,
-  DEFAULT_REFUSAL_MESSAGE,
-  defaultPolicyName,
-  type Limiter,
-  RateKitOptionError,
-  STANDARD_HEADER_DRAFTS,
-  type StandardHeaders,
-} from '@ratekit/core';
+import { assertFunction, assertObject, DEFAULT_REFUSAL_MESSAGE, defaultPolicyName, RateKitOptionError, type StandardHeaders } from '@ratekit/core';
 import type { Request, Response } from 'express';
-import type { CommonConfig, Flavour, KeyFunction, StandardHeaderSetting } from '../common-config.js';
+import type { CommonConfig, Flavour, KeyFunction, StandardHeaderSetting } from './common-config.js';
 import { ConsoleLogger as consoleLogger } from './console-logger.js';
 import { refuseWhatCanOnlyFail } from './failing-options.js';
 import { defaultHandler } from './handler.js';
 import { defaultKeyGenerator } from './key.js';
 import { attachValidations, MemoryStore, type SyncCounter, syncCounter } from './memory-store.js';
-import { isRateKitStore } from '../is-ratekit-store.js';
 import { hasStoreShape, INVALID_STORE_MESSAGE, isLegacyStore, PromisifiedStore } from './stores.js';
-import type { Logger, Options, RateLimitInfo, RateLimitMode, RateLimitOptions, ResolvedRateLimitOptions, Store, ValueDeterminingMiddleware } from '../types.js';
-import { createValidations, type Validations } from './validations.js';
-import { RATEKIT_OPTIONS, type RateKitConfig, resolveRateKit } from '../ratekit-options.js';
+import type { Logger, Options, RateLimitInfo, RateLimitOptions, ResolvedRateLimitOptions, Store, ValueDeterminingMiddleware } from '../types.js';
+import { createValidations } from './validations.js';
+import { RATEKIT_OPTIONS, selectsRateKit } from '../ratekit-options.js';
 
 /** express-rate-limit mode: an express-rate-limit store counts, the middleware compares with `limit`. */
 export interface CounterConfig extends CommonConfig {
   readonly mode: 'express-rate-limit';
-  readonly validations: Validations;
   readonly limit: number | ValueDeterminingMiddleware<number>;
   readonly store: Store;
   /** The synchronous path of the default store. */
@@ -34,8 +21,7 @@ export interface CounterConfig extends CommonConfig {
   readonly passOnStoreError: boolean;
 }
 
-export type Config = CounterConfig | RateKitConfig;
-export type { RateKitConfig };
+export type Config = CounterConfig;
 
 const RATE_LIMIT: Flavour = { name: 'rateLimit', defaults: {}, extraValidations: [], ownOptions: [] };
 
@@ -47,12 +33,12 @@ const RATE_LIMIT: Flavour = { name: 'rateLimit', defaults: {}, extraValidations:
  * its shape checked, and its `init` called synchronously with the resolved
  * options (failures logged, a promise not awaited).
  *
- * Picks the mode: ratekit mode when any of `algorithm`, `limits`, `cost`,
- * `prefix`, `onStoreError`, `storeTimeoutMs`, `onError` is given or `store`
- * is a ratekit `RateLimitStore`; express-rate-limit mode otherwise.
+ * Options that select ratekit mode are refused: `rateLimit()` sends them to
+ * ratekit mode (src/ratekit.ts) before this is called, and `slowDown()`
+ * has no ratekit mode.
  *
  * @throws {TypeError} for an invalid `logger` or `store` (express-rate-limit's messages)
- * @throws {RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`) for an option of the wrong type, or a ratekit option that cannot work with another one
+ * @throws {RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`) for an option that selects ratekit mode
  */
 export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour = RATE_LIMIT): Config {
   assertObject('options', passed);
@@ -64,15 +50,11 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   if (typeof logger !== 'object' || logger === null || typeof logger.error !== 'function' || typeof logger.warn !== 'function') {
     throw new TypeError('Provided logger does not implement the Logger interface');
   }
-  const validate = options.validate ?? true;
-  // ratekit mode refuses options of the wrong type when the limiter is built. express-rate-limit mode
-  // takes them as express-rate-limit does: its checks log what they log, and the values are used as given.
-  const mode: RateLimitMode = RATEKIT_OPTIONS.some((name) => given[name] !== undefined) || isRateKitStore(given['store']) ? 'ratekit' : 'express-rate-limit';
-  const strict = mode === 'ratekit';
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
-  if (strict && typeof validate !== 'boolean' && (typeof validate !== 'object' || validate === null || Array.isArray(validate))) {
-    throw new RateKitOptionError('validate', 'a boolean or an object of check names', validate);
+  if (selectsRateKit(given)) {
+    const option = RATEKIT_OPTIONS.find((name) => given[name] !== undefined) ?? 'store';
+    throw new RateKitOptionError(option, "unset in slowDown(), which counts requests as express-slow-down does (for ratekit's delay algorithm use rateLimit({ algorithm: 'delay' }))", given[option]);
   }
+  const validate = options.validate ?? true;
   const validations = createValidations(validate, logger, flavour.extraValidations);
   validations.validationsConfig();
   validations.knownOptions(passed);
@@ -85,39 +67,20 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
   const now = options.now ?? (() => Date.now());
   assertFunction('now', now);
   const windowMs = options.windowMs ?? 60_000;
-  if (strict && (typeof windowMs !== 'number' || Number.isNaN(windowMs))) throw new RateKitOptionError('windowMs', 'a number of milliseconds', windowMs);
   const limit = options.limit ?? options.max ?? 5;
-  if (strict && typeof limit !== 'function' && (typeof limit !== 'number' || !Number.isFinite(limit) || limit < 0)) {
-    throw new RateKitOptionError(options.limit === undefined ? 'max' : 'limit', 'a finite number >= 0 or a function of the request', limit);
-  }
   const statusCode = options.statusCode ?? 429;
-  if (strict && (typeof statusCode !== 'number' || !Number.isInteger(statusCode) || statusCode < 100 || statusCode > 599)) {
-    throw new RateKitOptionError('statusCode', 'an integer from 100 to 599', statusCode);
-  }
-  const legacyHeaders = booleanOption('legacyHeaders', options.legacyHeaders ?? options.headers, true, strict);
-  const standard = standardHeaderSetting(options.standardHeaders, legacyHeaders, strict);
+  const legacyHeaders = booleanOption(options.legacyHeaders ?? options.headers, true);
+  const standard = standardHeaderSetting(options.standardHeaders, legacyHeaders);
   const requestPropertyName = options.requestPropertyName ?? 'rateLimit';
-  if (strict) assertNonEmptyString('requestPropertyName', requestPropertyName);
-  const skipFailedRequests = booleanOption('skipFailedRequests', options.skipFailedRequests, false, strict);
-  const skipSuccessfulRequests = booleanOption('skipSuccessfulRequests', options.skipSuccessfulRequests, false, strict);
-  const passOnStoreError = booleanOption('passOnStoreError', options.passOnStoreError, false, strict);
+  const skipFailedRequests = booleanOption(options.skipFailedRequests, false);
+  const skipSuccessfulRequests = booleanOption(options.skipSuccessfulRequests, false);
+  const passOnStoreError = booleanOption(options.passOnStoreError, false);
   const requestWasSuccessful = options.requestWasSuccessful ?? ((_req: Request, res: Response) => res.statusCode < 400);
-  if (strict) assertFunction('requestWasSuccessful', requestWasSuccessful as unknown);
-  if (strict && options.skip !== undefined) assertFunction('skip', options.skip as unknown);
   const handler = options.handler ?? defaultHandler;
-  if (strict && !flavour.ownOptions.includes('handler')) assertFunction('handler', handler as unknown);
-  if (strict && options.keyGenerator !== undefined) assertFunction('keyGenerator', options.keyGenerator as unknown);
   const ipv6Subnet = options.ipv6Subnet ?? 56;
-  if (strict && ipv6Subnet !== false && typeof ipv6Subnet !== 'function' && !(Number.isInteger(ipv6Subnet) && ipv6Subnet >= 1 && ipv6Subnet <= 128)) {
-    throw new RateKitOptionError('ipv6Subnet', 'an integer from 1 to 128, false, or a function of the request', ipv6Subnet);
-  }
   const retryAfter = options.retryAfter;
-  if (strict && retryAfter !== undefined && typeof retryAfter !== 'function' && (typeof retryAfter !== 'number' || !Number.isFinite(retryAfter) || retryAfter < 0)) {
-    throw new RateKitOptionError('retryAfter', 'a number of seconds >= 0 or a function of the request', retryAfter);
-  }
   let identifier = options.identifier ?? ((req: Request) => defaultPolicyName((req as unknown as Record<string, RateLimitInfo>)[requestPropertyName]!.limit, windowMs));
-  if (strict && typeof identifier !== 'function') assertPolicyName('identifier', identifier);
-  if (!strict) {
+  {
     // Values express-rate-limit takes and then fails with, on every request or in every header.
     const refuses = !flavour.ownOptions.includes('handler'); // slowDown refuses nothing: its `handler` is its own
     const checked = refuseWhatCanOnlyFail(options, {
@@ -167,15 +130,12 @@ export function resolveOptions(passed: RateLimitOptions = {}, flavour: Flavour =
     handler,
     passOnStoreError,
     ...options,
-    // ratekit mode reads a null statusCode as unset (429): handlers must see that, not the null
-    // (the default handler's res.status(null) threw, a 500 on every refusal).
-    ...(strict ? { statusCode } : {}),
     standardHeaders: options.standardHeaders === true ? 'draft-6' : (options.standardHeaders ?? false),
     logger,
     validate: validations.enabled,
   };
 
-  return mode === 'ratekit' ? resolveRateKit(options, given, resolved, { ...common, mode }, flavour) : resolveCounter(options, resolved, { ...common, mode, passOnStoreError }, limit);
+  return resolveCounter(options, resolved, { ...common, mode: 'express-rate-limit', passOnStoreError }, limit);
 }
 
 function resolveCounter(
@@ -196,7 +156,7 @@ function resolveCounter(
   }
   if (!hasStoreShape(store)) throw new TypeError(INVALID_STORE_MESSAGE);
   resolved['store'] = store;
-  const publicOptions = freezePublic(resolved, 'express-rate-limit', undefined);
+  const publicOptions = withMode(resolved);
 
   common.validations.creationStack(store);
   common.validations.unsharedStore(store);
@@ -211,29 +171,27 @@ function resolveCounter(
   return Object.freeze({ ...common, public: publicOptions, limit, store, counter: syncCounter(store) });
 }
 
-/** The drafts express-rate-limit v8 writes; ratekit mode also knows core's later ones. */
+/** The drafts express-rate-limit v8 writes. */
 const ERL_DRAFTS: readonly string[] = ['draft-6', 'draft-7', 'draft-8'];
 
 /**
  * `standardHeaders`: `true` is draft-6; a known draft is itself; any other
- * value (any other truthy one, in express-rate-limit mode) is reported once
+ * truthy value is reported once
  * and sends none, as express-rate-limit does.
  */
-function standardHeaderSetting(value: unknown, legacyHeaders: boolean, strict: boolean): StandardHeaderSetting {
+function standardHeaderSetting(value: unknown, legacyHeaders: boolean): StandardHeaderSetting {
   if (value === undefined || value === false) return { draft: false, unsupported: false, retryAfter: legacyHeaders };
   if (value === true) return { draft: 'draft-6', unsupported: false, retryAfter: true };
-  if (strict && typeof value !== 'string') throw new RateKitOptionError('standardHeaders', `false, true or one of ${STANDARD_HEADER_DRAFTS.map((d) => `'${d}'`).join(', ')}`, value);
   if (!value) return { draft: false, unsupported: false, retryAfter: legacyHeaders };
-  const known = (strict ? (STANDARD_HEADER_DRAFTS as readonly string[]) : ERL_DRAFTS).includes(value as string);
+  const known = ERL_DRAFTS.includes(value as string);
   return { draft: known ? (value as StandardHeaders) : false, unsupported: !known, retryAfter: true };
 }
 
-/** What handlers see, with `mode` and `limiter` as non-enumerable extras (express-rate-limit's options have neither); frozen in ratekit mode. */
-function freezePublic(resolved: Record<string, unknown>, mode: RateLimitMode, limiter: Limiter<Request> | undefined): ResolvedRateLimitOptions {
-  Object.defineProperty(resolved, 'mode', { value: mode, enumerable: false });
-  Object.defineProperty(resolved, 'limiter', { value: limiter, enumerable: false });
-  // ratekit mode freezes them; express-rate-limit mode hands them over as express-rate-limit does.
-  return (mode === 'ratekit' ? Object.freeze(resolved) : resolved) as unknown as ResolvedRateLimitOptions;
+/** What handlers see, with `mode` and `limiter` as non-enumerable extras (express-rate-limit's options have neither), not frozen, as express-rate-limit hands them over. */
+function withMode(resolved: Record<string, unknown>): ResolvedRateLimitOptions {
+  Object.defineProperty(resolved, 'mode', { value: 'express-rate-limit', enumerable: false });
+  Object.defineProperty(resolved, 'limiter', { value: undefined, enumerable: false });
+  return resolved as unknown as ResolvedRateLimitOptions;
 }
 
 /** The options minus those set to `undefined`, which count as omitted. Does not mutate. */
@@ -243,12 +201,8 @@ function withoutUndefined(options: Record<string, unknown>): Record<string, unkn
   return kept;
 }
 
-/** A boolean option: refused when not a boolean in ratekit mode (`strict`), else taken for its truth, as express-rate-limit does. */
-function booleanOption(option: string, value: unknown, fallback: boolean, strict: boolean): boolean {
+/** A boolean option, taken for its truth, as express-rate-limit does. */
+function booleanOption(value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') {
-    if (strict) throw new RateKitOptionError(option, 'a boolean', value);
-    return Boolean(value);
-  }
-  return value;
+  return typeof value === 'boolean' ? value : Boolean(value);
 }

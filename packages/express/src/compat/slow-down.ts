@@ -1,10 +1,9 @@
-import { RateKitOptionError } from '@ratekit/core';
+import { DELAY_HEADER, RateKitOptionError } from '@ratekit/core';
 import { type Counted, counterMiddleware, type Outcome } from './counter.js';
 import { after, isThenable } from '../maybe.js';
-import type { Flavour } from '../common-config.js';
-import { type CounterConfig, resolveOptions } from './options.js';
-import { withInstanceMethods } from '../rate-limit.js';
-import { DELAY_HEADER } from '../ratekit.js';
+import type { Flavour } from './common-config.js';
+import { resolveOptions } from './options.js';
+import { withInstanceMethods } from './rate-limit.js';
 import type { DelayFn, SlowDownInfo, SlowDownOptions, SlowDownRequestHandler, ValueDeterminingMiddleware } from '../types.js';
 import { ValidationError } from './validations.js';
 
@@ -73,7 +72,7 @@ export function slowDown(options: SlowDownOptions = {}): SlowDownRequestHandler 
   if (typeof maxDelayMs === 'number') checkMaxDelay(maxDelayMs);
   if (typeof delayHeader !== 'boolean') throw new RateKitOptionError('delayHeader', 'a boolean', delayHeader);
 
-  const config = resolveOptions(options, SLOW_DOWN) as CounterConfig;
+  const config = resolveOptions(options, SLOW_DOWN);
   const enabled = config.validations.enabled;
   if (typeof delayMs === 'number' && (enabled['delayMs'] ?? enabled['default'])) {
     config.logger.warn(new ExpressSlowDownWarning('WRN_ESD_DELAYMS', numericDelayMessage(config.requestPropertyName, delayMs)));

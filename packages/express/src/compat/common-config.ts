@@ -1,32 +1,19 @@
 /**
- * What both modes resolve from the options and use per request: the common
- * configuration (`CommonConfig`, with how the standard headers are sent and
- * the key function), which middleware the options are for (`Flavour`), and
- * the configuration checks ratekit mode runs (`SharedChecks`). The options
- * are resolved in compat/options.ts, with express-rate-limit's defaults and
- * checks; ratekit mode's own in ratekit-options.ts.
+ * What express-rate-limit mode and slowDown resolve from the options and use
+ * per request: the common configuration (`CommonConfig`, with how the
+ * standard headers are sent and the key function) and which middleware the
+ * options are for (`Flavour`). The options are resolved in options.ts, with
+ * express-rate-limit's defaults and checks.
  *
  * @module
  */
 import type { StandardHeaders } from '@ratekit/core';
 import type { Request, Response } from 'express';
-import type { Logger, Options, RateLimitExceededEventHandler, RateLimitMode, ResolvedRateLimitOptions, ValueDeterminingMiddleware, ValueOrPromise } from './types.js';
+import type { Validations } from './validations.js';
+import type { Logger, Options, RateLimitExceededEventHandler, RateLimitMode, ResolvedRateLimitOptions, ValueDeterminingMiddleware, ValueOrPromise } from '../types.js';
 
 /** Turns a request into its key. The default generator returns `undefined` when the request has no IP. */
 export type KeyFunction = (req: Request, res: Response) => ValueOrPromise<unknown>;
-
-/**
- * The configuration checks (express-rate-limit's, logged once each) that
- * ratekit mode runs; express-rate-limit mode's config has them all.
- */
-export interface SharedChecks {
-  /** `ERR_ERL_DOUBLE_COUNT`: the same key counted twice for one request in one store. */
-  singleCount(req: object, storeIdentity: unknown, prefixedKey: string, key: unknown): void;
-  /** `ERR_ERL_HEADERS_UNSUPPORTED_DRAFT_VERSION`. */
-  headersDraftVersion(version: unknown): void;
-  /** `ERR_ERL_CREATED_IN_REQUEST_HANDLER`: a limiter with local keys built while a request is handled. */
-  creationStack(store: object): void;
-}
 
 /** How the standard headers are to be sent. */
 export interface StandardHeaderSetting {
@@ -38,13 +25,13 @@ export interface StandardHeaderSetting {
   readonly retryAfter: boolean;
 }
 
-/** What every mode needs per request, resolved once. */
+/** What express-rate-limit mode and slowDown need per request, resolved once. */
 export interface CommonConfig {
   readonly mode: RateLimitMode;
   /** What `handler` (and `Store.init`) receive. */
   readonly public: ResolvedRateLimitOptions;
-  /** express-rate-limit's configuration checks, built in compat/validations.ts. */
-  readonly validations: SharedChecks;
+  /** express-rate-limit's configuration checks, built in validations.ts. */
+  readonly validations: Validations;
   readonly logger: Logger;
   readonly now: () => number;
   readonly windowMs: number;
