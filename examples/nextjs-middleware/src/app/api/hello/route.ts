@@ -8,19 +8,19 @@ import { rateLimit, withHeaders } from '@ratekit/fetch';
 import { upstashStore } from '@ratekit/redis/upstash';
 import { Redis } from '../../../lib/ratelimit';
 
-// Built on the first request, not when `next build` loads this module to collect its config (without the
-// Upstash variables, which only the server has).
-let limit: ReturnType<typeof rateLimit> | undefined;
-const limiter = () =>
-  (limit ??= rateLimit({
+const createLimit = () =>
+  rateLimit({
     limits: [{ name: 'hello', algorithm: 'sliding-window', limit: 3, windowMs: 10_000 }],
     ipHeader: 'x-real-ip', // set by Vercel's edge, or your own reverse proxy (see proxy.ts)
     store: upstashStore({ redis: Redis.fromEnv() }),
     prefix: `${process.env.RATELIMIT_PREFIX ?? 'ratekit'}:hello:`,
-  }));
+  });
+// Built on the first request, not when `next build` loads this module to collect its config (without the
+// Upstash variables, which only the server has).
+let limit: ReturnType<typeof createLimit> | undefined;
 
 export async function GET(request: Request) {
-  const result = await limiter()(request);
+  const result = await (limit ??= createLimit())(request);
   if (result.response) return result.response;
   return withHeaders(Response.json({ hello: 'world' }), result.headers);
 }
