@@ -1,8 +1,8 @@
 // The demo of examples/nextjs-middleware: `pnpm demo nextjs` from the repository root (examples/demo.mjs calls
 // demoNext), and a step of `pnpm test`.
 //
-// 1. Starts a local Upstash REST endpoint (startUpstashRestServer of @ratekit/test-utils) in front of the local
-//    Redis (REDIS_URL, default redis://127.0.0.1:6379).
+// 1. Starts a local Upstash REST endpoint (startUpstashRestServer of @ratekit/test-utils) in front of Redis:
+//    REDIS_URL, else the local one (127.0.0.1:6379), else a private redis-server it starts.
 // 2. Runs `next build`, then `next start` on a free loopback port with UPSTASH_REDIS_REST_URL and
 //    UPSTASH_REDIS_REST_TOKEN pointing at that endpoint, and RATELIMIT_PREFIX, a key prefix of this run.
 // 3. Sends real HTTP traffic, each client naming itself with x-real-ip as Vercel's edge would:
@@ -36,9 +36,9 @@ const CLIENTS = { proxy: '203.0.113.10', other: '203.0.113.11', route: '203.0.11
 export async function demoNext() {
   const started = Date.now();
   const prefix = `ratekit-example-nextjs:${randomUUID()}`;
-  const redis = await createClient({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' }).connect();
   // @ratekit/test-utils is TypeScript (no build): tsx loads it.
-  const { startUpstashRestServer } = await tsImport('@ratekit/test-utils', import.meta.url);
+  const { startRedis, startUpstashRestServer } = await tsImport('@ratekit/test-utils', import.meta.url);
+  const { redis, privateServer } = await connectRedis(startRedis);
   const rest = await startUpstashRestServer({ sendCommand: (args) => redis.sendCommand(args) });
   const env = {
     ...process.env,
@@ -68,6 +68,23 @@ export async function demoNext() {
     await rest.close();
     for await (const keys of redis.scanIterator({ MATCH: `${prefix}*`, COUNT: 100 })) if (keys.length > 0) await redis.del(keys);
     await redis.quit();
+    await privateServer?.stop();
+  }
+}
+
+/**
+ * The Redis behind the REST endpoint: REDIS_URL, else the local one (127.0.0.1:6379), else, when none answers
+ * there, a private `redis-server` (startRedis of @ratekit/test-utils: a free port, no persistence).
+ */
+async function connectRedis(startRedis) {
+  const connect = (url) => createClient({ url, socket: { reconnectStrategy: false, connectTimeout: 5_000 } }).connect();
+  if (process.env.REDIS_URL !== undefined) return { redis: await connect(process.env.REDIS_URL) };
+  try {
+    return { redis: await connect('redis://127.0.0.1:6379') };
+  } catch (error) {
+    console.log(`No Redis at 127.0.0.1:6379 (${error.message}): starting a private redis-server.\n`);
+    const privateServer = await startRedis();
+    return { redis: await connect(privateServer.url), privateServer };
   }
 }
 
