@@ -12,8 +12,7 @@ import { createClient } from 'redis';
 import { Ratelimit, type RatelimitConfig } from './ratelimit.js';
 import type { Algorithm, RatelimitResponse } from './types.js';
 
-export type NodeRedis = Awaited<ReturnType<typeof connectNodeRedis>>;
-export const connectNodeRedis = (url: string) => createClient({ url }).connect();
+type NodeRedis = ReturnType<typeof createClient>;
 
 /** The clients of one test file, each kind on the same Redis. */
 export interface Clients {
@@ -26,7 +25,8 @@ export interface Clients {
 /** Opens every kind of client on `url`. */
 export async function openClients(url: string): Promise<Clients> {
   const ioredis = new IORedis(url);
-  const nodeRedis = await connectNodeRedis(url);
+  const nodeRedis: NodeRedis = createClient({ url });
+  await nodeRedis.connect();
   const rest = await startUpstashRestServer({ sendCommand: (args) => nodeRedis.sendCommand(args) });
   const upstash = new Upstash({ url: rest.url, token: rest.token, retry: false, enableTelemetry: false });
   return { ioredis, nodeRedis, rest, upstash };
