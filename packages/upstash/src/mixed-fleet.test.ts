@@ -19,7 +19,21 @@ type Member = (identifier: string, step: Step) => Promise<{ success: boolean; re
 
 const SCHEDULES: Record<Algorithm, Step[]> = {
   fixedWindow: [{ at: 0 }, { at: 1 }, { at: 2 }, { at: 3 }, { at: 4 }, { at: 10_000 }, { at: 10_001, rate: 2 }, { at: 15_000, rate: -1 }, { at: 16_000 }, { at: 17_000 }],
-  slidingWindow: [{ at: 0 }, { at: 1 }, { at: 2 }, { at: 3 }, { at: 5_000 }, { at: 10_000 }, { at: 12_500 }, { at: 15_000 }, { at: 17_500 }, { at: 19_999 }, { at: 20_000 }, { at: 25_000, rate: 2 }, { at: 27_000, rate: 5 }],
+  slidingWindow: [
+    { at: 0 },
+    { at: 1 },
+    { at: 2 },
+    { at: 3 },
+    { at: 5_000 },
+    { at: 10_000 },
+    { at: 12_500 },
+    { at: 15_000 },
+    { at: 17_500 },
+    { at: 19_999 },
+    { at: 20_000 },
+    { at: 25_000, rate: 2 },
+    { at: 27_000, rate: 5 },
+  ],
   tokenBucket: [{ at: 0 }, { at: 10 }, { at: 20 }, { at: 30 }, { at: 40 }, { at: 10_000 }, { at: 15_000, rate: 2 }, { at: 15_001 }, { at: 55_000 }, { at: 55_001, rate: 3 }, { at: 55_002 }],
   // Each instance counts in its own cache: refusals come once an instance's own count passes the limit.
   cachedFixedWindow: [...Array.from({ length: 12 }, (_, i) => ({ at: i })), { at: 10_000 }, { at: 10_001 }, { at: 10_002, rate: 3 }, { at: 10_003 }],

@@ -121,7 +121,6 @@ describeWithService(redisService, 'Ratelimit on a real Redis', (server) => {
       const response = await ratelimit.blockUntilReady('u', 5_000);
       expect(response.success).toBe(true);
     });
-
   });
 
   it.each(['fixedWindow', 'slidingWindow', 'tokenBucket'] as const)('over HTTP, %s decides in one request, an EVALSHA of our script', async (algorithm) => {
@@ -140,14 +139,17 @@ describeWithService(redisService, 'Ratelimit on a real Redis', (server) => {
       const prefix = uniquePrefix(`server-clock-${algorithm}`);
       const limiter = algorithm === 'slidingWindow' ? Ratelimit.slidingWindow(4, '10 s') : Ratelimit.tokenBucket(1, '1 m', 4);
       const ahead = () => Date.now() + 7_000;
-      const server = [new Ratelimit({ redis: clients.ioredis, limiter, prefix, clock: 'server', ephemeralCache: false }), new Ratelimit({ redis: clients.upstash, limiter, prefix, clock: 'server', now: ahead, ephemeralCache: false })];
+      const server = [
+        new Ratelimit({ redis: clients.ioredis, limiter, prefix, clock: 'server', ephemeralCache: false }),
+        new Ratelimit({ redis: clients.upstash, limiter, prefix, clock: 'server', now: ahead, ephemeralCache: false }),
+      ];
       const answers = [];
       for (let i = 0; i < 6; i++) answers.push((await server[i % 2]!.limit('u')).success);
       expect(answers).toEqual([true, true, true, true, false, false]);
       for (const key of await clients.ioredis.keys(`${prefix}:*`)) await clients.ioredis.del(key);
     });
 
-    it('with the callers\' clocks, the same two instances count differently (the difference the option removes)', async () => {
+    it("with the callers' clocks, the same two instances count differently (the difference the option removes)", async () => {
       const prefix = uniquePrefix('caller-clock');
       const limiter = Ratelimit.tokenBucket(1, '1 s', 2);
       // One instance is 5 s ahead: it sees five refills the other never made.

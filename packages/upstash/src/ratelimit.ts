@@ -100,14 +100,16 @@ export class Ratelimit {
     if (config.analytics === true) throw new Error('@ratekit/upstash does not record analytics: remove `analytics: true` (or keep @upstash/ratelimit for it)');
     if (config.enableProtection === true) throw new Error('@ratekit/upstash has no deny lists: remove `enableProtection: true` (or keep @upstash/ratelimit for it)');
     const clock = config.clock ?? 'caller';
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value
     if (clock !== 'caller' && clock !== 'server') throw new RateKitOptionError('clock', "'caller' or 'server'", clock);
     const now = config.now ?? Date.now;
+
     if (typeof now !== 'function') throw new RateKitOptionError('now', 'a function returning Unix epoch milliseconds', now);
     this.limiter = config.limiter;
     this.timeout = config.timeout ?? 5000;
     this.prefix = config.prefix ?? DEFAULT_PREFIX;
     this.dynamicLimits = config.dynamicLimits ?? false;
-    const cache = config.ephemeralCache === false ? undefined : ephemeralCache(config.ephemeralCache instanceof Map ? config.ephemeralCache : new Map(), now);
+    const cache = config.ephemeralCache === false ? undefined : ephemeralCache(config.ephemeralCache instanceof Map ? config.ephemeralCache : new Map<string, number>(), now);
     this.ctx = { redis: config.redis, cache, dynamicLimits: this.dynamicLimits, prefix: this.prefix, run: lazyRunner(config.redis), now, clock };
   }
 

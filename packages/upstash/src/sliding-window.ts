@@ -59,7 +59,9 @@ export function slidingWindow(tokens: number, window: Duration): Algorithm {
     async getRemaining(ctx, identifier) {
       const now = ctx.now();
       const current = Math.floor(now / windowMs);
-      const reply = numbers(await ctx.run(SCRIPTS.slidingWindowRemaining, [`${identifier}:${current}`, `${identifier}:${current - 1}`, ...dynamicKeys(ctx)], [String(tokens), String(now), String(windowMs)]));
+      const reply = numbers(
+        await ctx.run(SCRIPTS.slidingWindowRemaining, [`${identifier}:${current}`, `${identifier}:${current - 1}`, ...dynamicKeys(ctx)], [String(tokens), String(now), String(windowMs)]),
+      );
       return { remaining: Math.max(0, reply[0]!), reset: (current + 1) * windowMs, limit: reply[1]! };
     },
     async resetTokens(ctx, identifier) {
