@@ -6,10 +6,10 @@
 // 2. Runs `next build`, then `next start` on a free loopback port with UPSTASH_REDIS_REST_URL and
 //    UPSTASH_REDIS_REST_TOKEN pointing at that endpoint, and RATELIMIT_PREFIX, a key prefix of this run.
 // 3. Sends real HTTP traffic, each client naming itself with x-real-ip as Vercel's edge would:
-//    - GET /api/time 8 times from one client: the proxy (5 per 10 s, @upstash/ratelimit's API) lets the first 5
-//      through with X-RateLimit-*, and refuses the last 2 with 429, RateLimit, RateLimit-Policy, X-RateLimit-* and
-//      Retry-After (the 6th goes either way: it is let through when the burst straddles two 10-second windows,
-//      whose sliding weight rounds the previous window's count down);
+//    - GET /api/time 8 times from one client: the proxy (5 per 10 s, @upstash/ratelimit's API, from @ratekit/upstash)
+//      lets the first 5 through with X-RateLimit-*, and refuses the last 2 with 429, RateLimit, RateLimit-Policy,
+//      X-RateLimit-* and Retry-After (the 6th goes either way: it is let through when the burst straddles two
+//      10-second windows, whose sliding weight rounds the previous window's count down);
 //    - GET /api/time from a second client: 200 (the budget is per client);
 //    - GET /api/hello 5 times from a third client: the route's own limit (@ratekit/fetch, 3 per 10 s) lets the
 //      first 3 through with the draft-8 RateLimit fields and refuses the 5th with its 429, the proxy letting
@@ -97,7 +97,7 @@ async function drive(port) {
   const time = [];
   for (let i = 0; i < 8; i++) time.push(await get('/api/time', CLIENTS.proxy));
   const other = await get('/api/time', CLIENTS.other);
-  console.log(`GET /api/time   proxy: sliding window, 5 per 10 s per client (@upstash/ratelimit API)`);
+  console.log(`GET /api/time   proxy: sliding window, 5 per 10 s per client (the @upstash/ratelimit API, from @ratekit/upstash)`);
   console.log(`  client ${CLIENTS.proxy}, 8 in a row   ${statuses(time)}`);
   console.log(`  client ${CLIENTS.other}, then          ${other.status}\n`);
   time.slice(0, 5).forEach((r, i) => {

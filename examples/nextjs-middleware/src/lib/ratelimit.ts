@@ -1,7 +1,7 @@
 /**
- * The one place this app gets its rate limiter from. `Ratelimit` has the API of @upstash/ratelimit 2.2
- * (`new Ratelimit({ redis, limiter })`, `Ratelimit.slidingWindow(5, '10 s')`, `await ratelimit.limit(id)`);
- * to use @ratekit/upstash, its drop-in, change the import below and nothing else.
+ * The one place this app gets its rate limiter from: @ratekit/upstash, a drop-in for @upstash/ratelimit 2.2
+ * (`new Ratelimit({ redis, limiter })`, `Ratelimit.slidingWindow(5, '10 s')`, `await ratelimit.limit(id)`).
+ * For @upstash/ratelimit itself, import `Ratelimit` from '@upstash/ratelimit' here and nothing else changes.
  */
-export { Ratelimit } from '@upstash/ratelimit';
+export { Ratelimit } from '@ratekit/upstash';
 export { Redis } from '@upstash/redis';
