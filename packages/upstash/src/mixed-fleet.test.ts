@@ -5,6 +5,7 @@
 // same clock through `now`.
 import { describeWithService, redisService, startUpstashRestServer, type UpstashRestServer } from '@ratekit/test-utils';
 import { Ratelimit as Incumbent } from '@upstash/ratelimit';
+import fc from 'fast-check';
 import { Redis as Upstash } from '@upstash/redis';
 import { createClient } from 'redis';
 import { Ratelimit } from './ratelimit.js';
@@ -125,6 +126,27 @@ describeWithService(redisService, 'a mixed fleet: @upstash/ratelimit 2.2.0 and @
         expect([key, sameTtl(fleet.data[key]!.ttl, ttl)]).toEqual([key, true]);
       }
     }
+  });
+
+  it.each(['fixedWindow', 'slidingWindow', 'tokenBucket'] as const)('%s: random schedules (rates, refunds, gaps), the same answers and data as incumbents alone', async (algorithm) => {
+    const step = fc.record({ gap: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 4_000 }), fc.integer({ min: 4_000, max: 25_000 })), rate: fc.constantFrom(1, 1, 1, 2, 3, -1) });
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), fc.integer({ min: 0, max: 9_999 }), async (steps, offset) => {
+        let at = offset;
+        const schedule: Step[] = steps.map(({ gap, rate }) => ({ at: (at += gap), ...(rate === 1 ? {} : { rate }) }));
+        const [p1, p2] = [uniquePrefix(`prop-${algorithm}-${runs}-incumbents`), uniquePrefix(`prop-${algorithm}-${runs++}-mixed`)];
+        const reference = await run([member('incumbent', algorithm, p1), member('incumbent', algorithm, p1)], p1, schedule);
+        const mixed = await run([member('ours', algorithm, p2), member('incumbent', algorithm, p2)], p2, schedule);
+        expect(mixed.answers).toEqual(reference.answers);
+        expect(Object.keys(mixed.data).sort()).toEqual(Object.keys(reference.data).sort());
+        for (const [key, { value, ttl }] of Object.entries(reference.data)) {
+          expect(mixed.data[key]!.value).toEqual(value);
+          expect([key, sameTtl(mixed.data[key]!.ttl, ttl)]).toEqual([key, true]);
+        }
+      }),
+      { numRuns: 25 },
+    );
   });
 
   it('cachedFixedWindow: the same answers, keys and values; our TTL where the incumbent sets none', async () => {
