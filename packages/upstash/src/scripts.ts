@@ -119,19 +119,38 @@ local remaining = slide(currentKey, previousKey, limit, now, window, tonumber(AR
 return {remaining, limit, now}
 `;
 
+/** The sliding window's used count, read only: the current window's count and the previous one's weighted share. */
+const SLIDING_WINDOW_USED = `
+local function used(currentKey, previousKey, now, window)
+  local current = tonumber(redis.call('GET', currentKey) or '0')
+  local previous = tonumber(redis.call('GET', previousKey) or '0')
+  local elapsed = (now % window) / window
+  return math.floor((1 - elapsed) * previous) + current
+end
+`;
+
 /**
- * Sliding window, read only. KEYS: current, previous [, dynamic]. ARGV: limit, now ("" for the
- * server clock; the keys are then the caller's guess from its own clock), window ms. Returns
- * `{limit - used, limit}`.
+ * Sliding window, read only, on the caller's clock. KEYS: current, previous [, dynamic]. ARGV:
+ * limit, now (ms), window ms. Returns `{limit - used, limit}`.
  */
-export const SLIDING_WINDOW_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}
+export const SLIDING_WINDOW_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}${SLIDING_WINDOW_USED}
 local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[3])
-local window = tonumber(ARGV[3])
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-local previous = tonumber(redis.call('GET', KEYS[2]) or '0')
-local elapsed = (tonumber(ARGV[2]) % window) / window
-previous = math.floor((1 - elapsed) * previous)
-return {limit - (previous + current), limit}
+return {limit - used(KEYS[1], KEYS[2], tonumber(ARGV[2]), tonumber(ARGV[3])), limit}
+`;
+
+/**
+ * Sliding window, read only, on the server clock. KEYS: `<prefix>:<id>` [, dynamic] (the window
+ * keys are built here, as in the server-clock limit script). ARGV: limit, window ms. Returns
+ * `{limit - used, limit, now}`.
+ */
+export const SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}${NOW}${SLIDING_WINDOW_USED}
+local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+local window = tonumber(ARGV[2])
+local now = nowMs('')
+local number = math.floor(now / window)
+local currentKey = KEYS[1] .. ':' .. string.format('%d', number)
+local previousKey = KEYS[1] .. ':' .. string.format('%d', number - 1)
+return {limit - used(currentKey, previousKey, now, window), limit, now}
 `;
 
 /**
@@ -250,7 +269,8 @@ export const SCRIPTS = {
   fixedWindowRemaining: lua('fixedWindowRemaining', FIXED_WINDOW_REMAINING_SCRIPT, '57e2cbc74bc6d56cfb8df4cb0101c9d6b8c7b5d2'),
   slidingWindowLimit: lua('slidingWindowLimit', SLIDING_WINDOW_LIMIT_SCRIPT, '15925aa37fd3530b0af701f92705f4031a6908e7'),
   slidingWindowServerClockLimit: lua('slidingWindowServerClockLimit', SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT, 'd882faf999f87c3f68976fcdb3ec2503958bfdf9'),
-  slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, 'ca1d8a0f79eb624cb8a7c0a05cf35280b3a68575'),
+  slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, '7f05eb07428300ef2723abf579c270a0a5707ca3'),
+  slidingWindowServerClockRemaining: lua('slidingWindowServerClockRemaining', SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT, '546161469549053df18c9ded78c4fb9bb3f4ad34'),
   tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, '732650495cd63b4d3add5344cb733813674b6c68'),
   tokenBucketRemaining: lua('tokenBucketRemaining', TOKEN_BUCKET_REMAINING_SCRIPT, '1f705701d0d5ead344457a40d6f345a308018b96'),
   cachedFixedWindowLimit: lua('cachedFixedWindowLimit', CACHED_FIXED_WINDOW_LIMIT_SCRIPT, 'c713441250dc545c193e9fd40ac2f685c4b4b517'),
