@@ -20,7 +20,7 @@ const typed = ['packages/*/src/**/*.ts', 'test/**/*.ts'];
 
 export default defineConfig(
   {
-    ignores: ['**/node_modules/', '**/dist/', '**/coverage/', '**/.upstream/', 'bench/.exp/', 'bench/.against/', 'bench/.proto/', '.tmp/'],
+    ignores: ['**/node_modules/', '**/dist/', '**/coverage/', '**/.upstream/', 'bench/.exp/', 'bench/.against/', 'bench/.proto/', '.tmp/', '**/.next/', '**/next-env.d.ts'],
   },
   {
     linterOptions: { reportUnusedDisableDirectives: 'error' },

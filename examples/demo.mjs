@@ -1,4 +1,6 @@
-// The demo: `pnpm demo [express|koa|fastify|nestjs|nestjs-fastify|hono|hono-bun|hono-deno|hono-workerd|all]` (default express).
+// The demo: `pnpm demo [express|koa|fastify|nestjs|nestjs-fastify|hono|hono-bun|hono-deno|hono-workerd|nextjs|all]` (default express).
+// nextjs is examples/nextjs-middleware/demo.mjs: `next build`, `next start` and traffic of its own (a Next.js proxy and
+// a route handler, over a local Upstash REST endpoint in front of Redis); see its README.
 // hono runs examples/hono-api on Node; hono-bun, hono-deno and hono-workerd run the same app on Bun, Deno and workerd
 // (the binaries of the root devDependencies bun, deno and workerd; for workerd, src/worker.js bundled with esbuild).
 // For each framework it starts that example API (examples/<framework>-api) as
@@ -94,16 +96,20 @@ main().then(
 
 async function main() {
   const choice = process.argv[2] ?? 'express';
-  if (choice !== 'all' && !(choice in FRAMEWORKS)) {
-    console.error(`usage: pnpm demo [${Object.keys(FRAMEWORKS).join('|')}|all]  (got ${JSON.stringify(choice)})`);
+  if (choice !== 'all' && choice !== 'nextjs' && !(choice in FRAMEWORKS)) {
+    console.error(`usage: pnpm demo [${Object.keys(FRAMEWORKS).join('|')}|nextjs|all]  (got ${JSON.stringify(choice)})`);
     return 2;
   }
-  const frameworks = choice === 'all' ? Object.keys(FRAMEWORKS) : [choice];
+  const frameworks = choice === 'all' ? Object.keys(FRAMEWORKS) : choice === 'nextjs' ? [] : [choice];
   let code = 0;
   try {
     for (const framework of frameworks) code = Math.max(code, await demo(framework));
   } finally {
     agent.destroy();
+  }
+  if (choice === 'nextjs' || choice === 'all') {
+    const { demoNext } = await import('./nextjs-middleware/demo.mjs');
+    code = Math.max(code, await demoNext());
   }
   return code;
 }

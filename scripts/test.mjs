@@ -5,7 +5,8 @@
 //      check its formatting (Prettier)
 //   2. jest: unit, property, integration and store tests (test/setup starts the servers it needs)
 //   3. build every package (ESM + CJS + types) and check the packaging with publint and attw; then
-//      the packed types as an app compiles them (scripts/type-tests.mjs)
+//      the packed types as an app compiles them (scripts/type-tests.mjs); and examples/nextjs-middleware, which
+//      imports the builds, built with `next build`, started with `next start` and sent its demo traffic
 //   4. the runtime matrix (scripts/runtimes): the runtime tests, bundled from the builds, on Bun, Deno and workerd
 //      (Node 20 and 24 run them in step 2, CI running `pnpm test` once on each)
 //   5. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0;
@@ -21,6 +22,7 @@ const steps = [
   ['jest', 'jest', ['--ci', ...process.argv.slice(2)]],
   ['build', 'pnpm', ['build']],
   ['package checks', 'pnpm', ['check:packages']],
+  ['examples/nextjs-middleware: next build, next start, its demo traffic (pnpm demo nextjs)', 'node', ['examples/demo.mjs', 'nextjs']],
   ['type tests (packed types, tsc --strict, node16 + bundler; @fastify/rate-limit 11.2.0 index.tst.ts)', 'node', ['scripts/type-tests.mjs']],
   ['runtime matrix: runtime tests and edge stores, built, on Bun, Deno and workerd (Node: the jest step)', 'node', ['scripts/runtimes/run.mjs']],
   ['@fastify/rate-limit 11.2.0 suite', 'node', ['packages/fastify/upstream/run.mjs']],
