@@ -15,6 +15,7 @@ export const PARTS = {
   flood: new URL('../flood.mjs', import.meta.url).href, // on request: one key flooded through each framework on Redis, about 2½ min (bench/notes/attack-and-fleet.md)
   fleet: new URL('../fleet.mjs', import.meta.url).href, // on request: 4 app processes (node:cluster) on one Redis, about 3 min (bench/notes/attack-and-fleet.md)
   flexible: new URL('../flexible.mjs', import.meta.url).href, // on request: @ratekit/flexible against rate-limiter-flexible, the rows of decisions, bytes, store and http (Express) with only those two (issue 32)
+  upstash: new URL('../upstash.mjs', import.meta.url).href, // on request: @ratekit/upstash against @upstash/ratelimit on one local REST endpoint, and over TCP (issue 39)
   size: new URL('../install-size.mjs', import.meta.url).href, // install footprint against the incumbents, from npm pack; needs the npm registry for the incumbents (bench/notes/install-size.md)
 };
 
@@ -49,6 +50,9 @@ export const USAGE = `Usage: node bench/run.mjs [options]   (pnpm bench [options
                            BENCH_FLOOD_CONNECTIONS 50, the requests in flight)
                          flexible: @ratekit/flexible against rate-limiter-flexible with only the import changed:
                            the rows of decisions, bytes, store (node-redis, ioredis) and http (Express), one table
+                         upstash: @upstash/ratelimit and @ratekit/upstash on one local Upstash REST endpoint, and ours
+                           over TCP: HTTP requests, Redis commands and Redis CPU per decision, decisions/s
+                           with 50 in flight, per algorithm (about 2 min; --quick: 15 s)
                          size: install footprint (packed, unpacked, files, dependencies) of each ratekit package set
                            and its incumbent, from npm pack; the incumbents need the npm registry (skipped without it)
                          fleet: 4 app processes (node:cluster) on one Redis, 10k client keys: p50/p99 latency added

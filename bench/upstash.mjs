@@ -1,0 +1,190 @@
+// Part "upstash": @upstash/ratelimit 2.2 and @ratekit/upstash in the same run, on the same local
+// Upstash REST endpoint (lib/upstash-endpoint.mjs, in its own process, in front of a private
+// redis-server), and @ratekit/upstash and @ratekit/redis over TCP (ioredis) on the same server.
+//
+// Per algorithm (fixed window, sliding window, token bucket; limits never reached, so every
+// decision passes and writes) and contender: decisions for `sliceMs` with 50 in flight, each on
+// the next of `keys` identifiers; 3 rounds, contenders in a shuffled order each round. Reported per
+// decision: HTTP requests (the endpoint's count), Redis commands (INFO commandstats, every command
+// the server ran, those inside scripts included) and Redis CPU (INFO cpu); and decisions per second,
+// median over rounds. The load runs in this process, one contender at a time.
+
+import { Ratelimit as UpstashRatelimit } from '@upstash/ratelimit';
+import { Redis as UpstashRedis } from '@upstash/redis';
+import { createLimiter } from '@ratekit/core';
+import { redisStore } from '@ratekit/redis';
+import { Ratelimit as RatekitRatelimit } from '@ratekit/upstash';
+import Redis from 'ioredis';
+import { startChild } from './lib/child.mjs';
+import { formatRate, renderTable } from './lib/format.mjs';
+import { adminClient, counterDelta, openRedis, readCounters } from './lib/store-redis.mjs';
+import { median, seededRandom } from './lib/stats.mjs';
+
+const ENDPOINT = new URL('./lib/upstash-endpoint.mjs', import.meta.url).pathname;
+const IN_FLIGHT = 50;
+const NEVER = 1e9;
+const FULL = { rounds: 3, sliceMs: 3_000, keys: 10_000 };
+const QUICK = { rounds: 1, sliceMs: 800, keys: 1_000 };
+
+/** The incumbent's limiter, and the same limit in @ratekit/redis's terms. */
+const ALGORITHMS = [
+  { id: 'fixed-window', upstash: (R) => R.fixedWindow(NEVER, '1 h'), core: { algorithm: 'fixed-window', limit: NEVER, windowMs: 3_600_000 } },
+  { id: 'sliding-window', upstash: (R) => R.slidingWindow(NEVER, '1 h'), core: { algorithm: 'sliding-window', limit: NEVER, windowMs: 3_600_000 } },
+  { id: 'token-bucket', upstash: (R) => R.tokenBucket(NEVER, '1 h', NEVER), core: { algorithm: 'token-bucket', limit: NEVER, windowMs: 3_600_000 } },
+];
+
+/** Who decides, and over what: `make(algorithm, clients, prefix)` → `(id) => Promise<boolean>` (admitted). */
+const CONTENDERS = [
+  {
+    id: 'incumbent-http',
+    label: '@upstash/ratelimit 2.2, HTTP',
+    make: (a, c, prefix) => {
+      const limiter = new UpstashRatelimit({ redis: c.upstash, limiter: a.upstash(UpstashRatelimit), prefix });
+      return async (id) => (await limiter.limit(id)).success;
+    },
+  },
+  {
+    id: 'ours-http',
+    label: '@ratekit/upstash, HTTP',
+    make: (a, c, prefix) => {
+      const limiter = new RatekitRatelimit({ redis: c.upstash, limiter: a.upstash(RatekitRatelimit), prefix });
+      return async (id) => (await limiter.limit(id)).success;
+    },
+  },
+  {
+    id: 'ours-tcp',
+    label: '@ratekit/upstash, TCP (ioredis)',
+    make: (a, c, prefix) => {
+      const limiter = new RatekitRatelimit({ redis: c.ioredis, limiter: a.upstash(RatekitRatelimit), prefix });
+      return async (id) => (await limiter.limit(id)).success;
+    },
+  },
+  {
+    id: 'redis-tcp',
+    label: '@ratekit/redis, TCP (ioredis)',
+    make: (a, c, prefix) => {
+      const limiter = createLimiter({ limits: a.core, store: redisStore({ client: c.ioredis }), prefix });
+      return async (id) => (await limiter.consume(id)).allowed;
+    },
+  },
+];
+
+/** Decisions with `IN_FLIGHT` lanes, each on the next key, until `ms` have passed. */
+async function drive(decide, keys, ms, state) {
+  const until = performance.now() + ms;
+  let decisions = 0;
+  let refused = 0;
+  const lane = async () => {
+    while (performance.now() < until) {
+      const key = keys[state.cursor];
+      state.cursor = (state.cursor + 1) % keys.length;
+      decisions++;
+      if (!(await decide(key))) refused++;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+  return { decisions, refused, ms: performance.now() - started };
+}
+
+/** Touches every key once (scripts loaded, keys written), 50 at a time. */
+async function touch(decide, keys) {
+  for (let i = 0; i < keys.length; i += IN_FLIGHT) await Promise.all(keys.slice(i, i + IN_FLIGHT).map(decide));
+}
+
+export async function run(options, log) {
+  const counts = options.quick ? QUICK : FULL;
+  const random = seededRandom(options.seed);
+  const server = await openRedis();
+  const endpoint = startChild(ENDPOINT, { label: 'upstash endpoint' });
+  const admin = await adminClient(server.url);
+  const ioredis = new Redis(server.url);
+  const results = {};
+  try {
+    const { url, token } = await endpoint.request({ cmd: 'start', url: server.url });
+    // The incumbent's client as Upstash's docs build it; automatic pipelining off, so each decision is its own request for both.
+    const upstash = new UpstashRedis({ url, token, enableAutoPipelining: false });
+    const clients = { upstash, ioredis };
+    log(`upstash: redis ${server.url} (Redis ${server.version}), REST endpoint ${url}`);
+    const keys = Array.from({ length: counts.keys }, (_, i) => `client-${i}`);
+    for (const algorithm of ALGORITHMS) {
+      const deciders = new Map(CONTENDERS.map((c) => [c.id, c.make(algorithm, clients, `bench-upstash:${algorithm.id}:${c.id}`)]));
+      for (const [id, decide] of deciders) {
+        log(`upstash, ${algorithm.id}: touching ${keys.length} keys with ${id}`);
+        await touch(decide, keys);
+      }
+      const slices = new Map(CONTENDERS.map((c) => [c.id, []]));
+      for (let round = 1; round <= counts.rounds; round++) {
+        log(`upstash, ${algorithm.id}: round ${round}/${counts.rounds}`);
+        const order = [...CONTENDERS].sort(() => random() - 0.5);
+        for (const c of order) {
+          const state = { cursor: 0 };
+          const requestsBefore = (await endpoint.request({ cmd: 'requests' })).requests;
+          const before = await readCounters(admin);
+          const slice = await drive(deciders.get(c.id), keys, counts.sliceMs, state);
+          const delta = counterDelta(before, await readCounters(admin));
+          const requests = (await endpoint.request({ cmd: 'requests' })).requests - requestsBefore;
+          const commands = Object.values(delta.commands).reduce((n, x) => n + x.calls, 0);
+          slices.get(c.id).push({ rate: (slice.decisions / slice.ms) * 1_000, refused: slice.refused, requests: requests / slice.decisions, commands: commands / slice.decisions, redisCpuUs: delta.cpuUs / slice.decisions });
+        }
+      }
+      results[algorithm.id] = Object.fromEntries(
+        CONTENDERS.map((c) => {
+          const s = slices.get(c.id);
+          const pick = (f) => median(s.map(f));
+          return [c.id, { rate: pick((x) => x.rate), requests: pick((x) => x.requests), commands: pick((x) => x.commands), redisCpuUs: pick((x) => x.redisCpuUs), refused: s.reduce((n, x) => n + x.refused, 0) }];
+        }),
+      );
+    }
+  } finally {
+    await endpoint.request({ cmd: 'stop' }).catch(() => {});
+    await endpoint.close();
+    ioredis.disconnect();
+    admin.disconnect();
+    await server.stop();
+  }
+  return { config: { ...counts, inFlight: IN_FLIGHT, seed: options.seed, contenders: CONTENDERS.map(({ id, label }) => ({ id, label })) }, results };
+}
+
+export function render(results) {
+  const { config } = results;
+  const rows = [];
+  for (const [algorithm, byContender] of Object.entries(results.results)) {
+    const incumbent = byContender['incumbent-http'];
+    for (const { id, label } of config.contenders) {
+      const r = byContender[id];
+      rows.push([
+        algorithm,
+        id === 'incumbent-http' ? `**${label}**` : label,
+        r.refused === 0 ? 'ok' : `${r.refused} refused`,
+        id.endsWith('-tcp') ? '–' : r.requests.toFixed(2),
+        r.commands.toFixed(2),
+        r.redisCpuUs.toFixed(2),
+        formatRate(r.rate),
+        `${(r.rate / incumbent.rate).toFixed(2)}×`,
+      ]);
+    }
+  }
+  const table = renderTable(
+    [
+      { title: 'algorithm' },
+      { title: 'contender' },
+      { title: 'sanity' },
+      { title: 'HTTP requests / decision', align: 'right' },
+      { title: 'Redis commands / decision', align: 'right' },
+      { title: 'Redis CPU µs / decision', align: 'right' },
+      { title: `decisions/s, ${config.inFlight} in flight`, align: 'right' },
+      { title: '÷ @upstash/ratelimit', align: 'right' },
+    ],
+    rows,
+  );
+  const intro = [
+    '## @ratekit/upstash against @upstash/ratelimit (issue 39)',
+    '',
+    `A private redis-server; a local Upstash REST endpoint in front of it, in its own process (@ratekit/test-utils' upstash-rest-server.ts, the same for both HTTP rows). ` +
+      `Per algorithm, every contender touches ${config.keys} identifiers once, then ${config.rounds} round(s) of ${config.sliceMs} ms slices, contenders shuffled per round (seed ${config.seed}), ` +
+      `${config.inFlight} decisions in flight, each on the next identifier; limits never reached. Figures: medians over rounds. ` +
+      'Redis commands count every command the server ran (those a script calls included), from INFO commandstats; Redis CPU from INFO cpu. Both HTTP rows use `@upstash/redis` with automatic pipelining off.',
+  ].join('\n');
+  return `${intro}\n\n${table}`;
+}
