@@ -1,4 +1,4 @@
-import { consumeInAnyForm, createLimiter, type Decision, type Limiter, type LimitOptions, RateKitError, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
+import { bindingLimit, consumeInAnyForm, createLimiter, type Decision, type Limiter, type LimitOptions, RateKitError, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
 import { keyError, usableKey } from './key.js';
 import type { LimitContext, Settings } from './options.js';
@@ -123,7 +123,7 @@ export function createCheck(settings: Settings, env: CheckEnvironment): Check {
   function isBanned(key: string, refused: Decision, increment: boolean): MaybePromise<boolean> {
     if (ban < 0) return false;
     if (banLimiter === undefined) return true; // ban 0: the first refusal is a ban
-    const call = { context: bindingWindowMs(refused) };
+    const call = { context: bindingLimit(refused)?.windowMs ?? 60_000 };
     return then(increment ? banLimiter.consume(key, call) : banLimiter.peek(key, call), (d) => !d.allowed);
   }
 
@@ -155,10 +155,4 @@ function createBanLimiter(ban: number, settings: Settings, env: CheckEnvironment
     onError: env.onError,
     refusalCache: env.refusalCache,
   });
-}
-
-/** The window of the limit that refused (the binding one). */
-function bindingWindowMs(decision: Decision): number {
-  for (const limit of decision.limits) if (limit.name === decision.policy) return limit.windowMs;
-  return decision.limits[0]?.windowMs ?? 60_000;
 }

@@ -1,4 +1,4 @@
-import { memoryStore, RateKitError, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
+import { bindingLimit, memoryStore, RateKitError, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
 import type { FastifyPluginAsync, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { type Check, createCheck } from './check.js';
@@ -113,12 +113,11 @@ async function manualCheck(check: Check, request: FastifyRequest, options: Check
   if (outcome.kind === 'unkeyed') throw new RateKitError('ERR_RATEKIT_KEY', '`request.ip` is undefined, so the request has no key to check');
   if (outcome.kind === 'allowListed') return { isAllowed: true, key: outcome.key };
   const { decision } = outcome;
-  const binding = decision.limits.find((l) => l.name === decision.policy) ?? decision.limits[0];
   return {
     isAllowed: false,
     key: outcome.key,
     max: decision.limit,
-    timeWindow: binding?.windowMs ?? 0,
+    timeWindow: bindingLimit(decision)?.windowMs ?? 0,
     remaining: decision.remaining,
     ttl: decision.resetMs,
     ttlInSeconds: Math.ceil(decision.resetMs / 1000),
