@@ -145,8 +145,8 @@ export interface GateAdapterSpec {
   readonly renamed?: Readonly<Record<string, string>>;
   /** The adapter's default `standardHeaders`. */
   readonly standardHeaders: StandardHeaders;
-  /** Header options the adapter fixes (Hono's `retryAfter` and `combineLists`, as hono-rate-limiter). */
-  readonly headers?: Pick<HeaderOptionsInput, 'retryAfter' | 'combineLists'>;
+  /** Header options the adapter fixes (Hono's `retryAfter` and `combineLists`, as hono-rate-limiter; Fastify's `legacyReset`, as @fastify/rate-limit). */
+  readonly headers?: Pick<HeaderOptionsInput, 'retryAfter' | 'combineLists' | 'legacyReset'>;
 }
 
 /** What the request path needs, checked once. */
