@@ -1,8 +1,6 @@
 import { format } from '@lukeed/ms';
-import { DEFAULT_REFUSAL_MESSAGE, RateKitOptionError, retryAfterSeconds } from '@ratekit/core';
+import { type Decision, DEFAULT_REFUSAL_MESSAGE, RateKitOptionError, retryAfterSeconds } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
-import type { Outcome } from './check.js';
-import type { Settings } from './options.js';
 import type { ErrorResponseBuilderContext } from './types.js';
 
 /**
@@ -29,16 +27,19 @@ export interface RateLimitError extends Error {
  *
  * @throws {RateKitOptionError} when the builder returns something other than an object
  */
-export function refusalError(request: FastifyRequest, outcome: Extract<Outcome, { kind: 'refused' }>, settings: Settings): object {
-  const statusCode = outcome.banned ? 403 : 429;
-  const build = settings.errorResponseBuilder;
+export function refusalError(
+  request: FastifyRequest,
+  key: string,
+  decision: Decision,
+  banned: boolean,
+  build: ((request: FastifyRequest, context: ErrorResponseBuilderContext) => object) | undefined,
+): object {
+  const statusCode = banned ? 403 : 429;
   if (build === undefined) return defaultRefusal(statusCode);
-
-  const { decision, key } = outcome;
   const seconds = retryAfterSeconds(decision);
   const context: ErrorResponseBuilderContext = {
     statusCode,
-    ban: outcome.banned,
+    ban: banned,
     max: decision.limit,
     ttl: seconds * 1000,
     after: format(seconds * 1000, true),
