@@ -84,13 +84,16 @@ export function createSteps(gate: Gate<FastifyRequest>, settings: Settings, shar
     );
   }
 
-  function decide(request: FastifyRequest): MaybePromise<Outcome> {
-    if (!keyed) return ban < 0 && !continueExceeding ? gate.decide(request, request.ip) : then(gate.decide(request, request.ip), (o) => settle(request, o));
-    return then(
-      then(gate.key(request, request.ip), (raw) => admit(request, raw)),
-      (key) => then(gate.decideFor(request, key), (o) => settle(request, o)),
-    );
-  }
+  /** Chosen once: without these options, the gate's `decide` alone (no closure, no Promise with a synchronous store). */
+  const decide: Steps['decide'] = !keyed
+    ? ban < 0 && !continueExceeding
+      ? (request) => gate.decide(request, request.ip)
+      : (request) => then(gate.decide(request, request.ip), (o) => settle(request, o))
+    : (request) =>
+        then(
+          then(gate.key(request, request.ip), (raw) => admit(request, raw)),
+          (key) => then(gate.decideFor(request, key), (o) => settle(request, o)),
+        );
 
   /**
    * `continueExceeding`: starts the key again from an exhausted state (reset, then charge the
