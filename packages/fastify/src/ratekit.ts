@@ -138,7 +138,7 @@ function createHook(limiter: Limiter): RateLimitHookHandler {
       return done(failure);
     }
     if (error !== undefined) done(error);
-    else if (decision.delayMs > 0) void holdFor(decision.delayMs).then(() => done());
+    else if (decision.delayMs > 0) hold(reply, decision.delayMs, done);
     else done();
   }
 
@@ -162,6 +162,17 @@ function createHook(limiter: Limiter): RateLimitHookHandler {
   }
 
   return Object.assign(rateLimit as unknown as RateLimitHookHandler, { [kLimiter]: limiter });
+}
+
+/** Holds a `delay` admission for its `delayMs`, or until the client goes away (the gate's abort-aware `holdFor`). */
+function hold(reply: FastifyReply, delayMs: number, done: Done): void {
+  const gone = new AbortController();
+  const abort = () => gone.abort();
+  reply.raw.once('close', abort);
+  void holdFor(delayMs, gone.signal).then(() => {
+    reply.raw.off('close', abort);
+    done();
+  });
 }
 
 /** Sets the fields with `reply.header`, but the `hidden` names (lower case, from `addHeaders`/`addHeadersOnExceeding`). */

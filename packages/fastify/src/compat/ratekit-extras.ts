@@ -23,7 +23,7 @@ import {
   type RateLimitStore,
 } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
-import type { AllowListedResult, LimitedResult } from '../types.js';
+import type { AllowListedResult, LimitedResult } from './types.js';
 import { kMax, type Settings } from './ratekit-options.js';
 import { type MaybePromise, then } from './then.js';
 
