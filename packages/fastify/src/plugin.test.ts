@@ -317,6 +317,13 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       expect(await statuses(app, '/', 1, { 'x-forwarded-for': '2001:db8:1:3::1' })).toEqual([200]);
     });
 
+    it('lets a request through unlimited, with no headers, when keyGenerator returns false (the gate rule)', async () => {
+      const app = await build({ max: 1, keyGenerator: (request) => (request.headers['x-internal'] === 'yes' ? false : 'client') });
+      expect(await statuses(app, '/', 3, { 'x-internal': 'yes' })).toEqual([200, 200, 200]);
+      expect((await app.inject({ url: '/', headers: { 'x-internal': 'yes' } })).headers['x-ratelimit-limit']).toBeUndefined();
+      expect(await statuses(app, '/', 2)).toEqual([200, 429]);
+    });
+
     it('counts by a custom keyGenerator', async () => {
       const app = await build({ max: 1, keyGenerator: (request) => String(request.headers['x-api-key']) });
       expect(await statuses(app, '/', 2, { 'x-api-key': 'a' })).toEqual([200, 429]);

@@ -46,12 +46,13 @@ export interface ErrorResponseBuilderContext {
 export interface RateLimitOptions extends FastifyRateLimitNames, Pick<GateOptions<FastifyRequest>, 'algorithm' | 'limits' | 'cost' | 'ipv6Subnet' | 'onStoreError' | 'storeTimeoutMs'> {
   /**
    * The client's identity. Return a non-empty string (a number is turned
-   * into a string). A generator that throws, rejects or returns nothing
+   * into a string), or, in ratekit mode, `false` to let the request through
+   * unlimited. A generator that throws, rejects or returns nothing
    * fails that request with a `RateKitError` (code `ERR_RATEKIT_KEY`, status
    * 500) through the app's error handler; other requests are unaffected.
    * @default `request.ip` (which honours Fastify's `trustProxy`) through core's `ipKeyGenerator`
    */
-  keyGenerator?: (request: FastifyRequest) => ValueOrPromise<string | number>;
+  keyGenerator?: (request: FastifyRequest) => ValueOrPromise<string | number | false>;
   /** The lifecycle stage the limiter runs at. @default 'onRequest' */
   hook?: RateLimitHook;
   /**

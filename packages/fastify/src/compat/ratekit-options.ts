@@ -1,3 +1,13 @@
+/**
+ * @fastify/rate-limit 11's option names read for ratekit mode: `max`/`timeWindow` (a duration
+ * string too), `allowList`, `groupId`, `hook`, `addHeaders`/`addHeadersOnExceeding`,
+ * `enableDraftSpec`, `skipOnError`, `ban`, `continueExceeding`, `global`, `cache`, `nameSpace`, and
+ * a route's options merged over the plugin's. Each is checked when the plugin is registered (a
+ * route's when it is declared), as a `RateKitOptionError` naming its path, and turned into the
+ * gate's options (`Settings.gate`) and what `ratekit-extras.ts` does per request.
+ *
+ * @module
+ */
 import {
   ALGORITHMS,
   assertFunction,
