@@ -10,10 +10,10 @@
  *
  * @module
  */
-import { createGate, type Gate, type HeaderList, holdFor, memoryStore, type RateKitError, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
+import { createGate, type Gate, type HeaderList, holdFor, memoryStore, type RateKitError, type RateLimitStore } from '@ratekit/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { createSteps, type Outcome, type Shared, type Steps } from './compat/ratekit-extras.js';
-import { resolveRegistration, resolveRouteSettings, type Settings } from './compat/ratekit-options.js';
+import { groupNamespaces, resolveRegistration, resolveRouteSettings, type Settings } from './compat/ratekit-options.js';
 import { refusalError } from './refusal.js';
 import type { RateLimitChecker, RateLimitHookHandler, RateLimitOptions, RateLimitPluginOptions } from './types.js';
 
@@ -47,20 +47,11 @@ export function registerRateKit(fastify: FastifyInstance, options: RateLimitPlug
     store = memory;
   }
   const shared = { store, now: registration.now, onError: (error: RateKitError) => log.error({ err: error }, error.message), refusalCache: registration.refusalCache };
-  /** The static limit ids of each groupId, with the first place that configured it. */
-  const groups = new Map<string, { ids: string | undefined; where: string }>();
+  const groupNamespace = groupNamespaces(nameSpace);
   let sequence = 0;
 
-  function build(settings: Settings, namespace: string, where: string, optionPath: string): Limiter {
-    const { groupId } = settings;
-    if (groupId !== undefined) {
-      const first = groups.get(groupId);
-      if (first === undefined) groups.set(groupId, { ids: settings.limitIds, where });
-      else if (first.ids !== settings.limitIds) {
-        throw new RateKitOptionError(`${optionPath}groupId`, `configured with the same limits as the rest of its group (first configured by ${first.where}), so the group shares one count`, groupId);
-      }
-      namespace = `${nameSpace}group:${JSON.stringify(groupId)}`;
-    }
+  function build(settings: Settings, own: string, where: string, optionPath: string): Limiter {
+    const namespace = groupNamespace(settings, where, optionPath) ?? own;
     const limiter = { settings, steps: createSteps(gateOf(settings, shared, namespace), settings, shared, namespace) } as { settings: Settings; steps: Steps; hook: RateLimitHookHandler };
     limiter.hook = createHook(limiter);
     return limiter;
@@ -91,11 +82,7 @@ export function registerRateKit(fastify: FastifyInstance, options: RateLimitPlug
   if (!fastify.hasDecorator('createRateLimit')) {
     fastify.decorate('createRateLimit', function createRateLimit(options?: RateLimitOptions): RateLimitChecker {
       const { steps } = options === undefined ? plugin : routeLimiter(options, 'createRateLimit(options).', `check:${++sequence}`, `createRateLimit() #${sequence}`);
-      return (request, checkOptions) => {
-        const increment = checkOptions?.increment ?? true;
-        if (typeof increment !== 'boolean') return Promise.reject(new RateKitOptionError('increment', 'a boolean', increment));
-        return steps.check(request, increment);
-      };
+      return steps.check;
     });
   }
 }

@@ -49,10 +49,10 @@ describe("@fastify/rate-limit's per-request options on the gate", () => {
   describe('peeking (createRateLimit, increment: false)', () => {
     it('reports what a counted request would get and charges nothing', async () => {
       const steps = stepsWith({ max: 1, timeWindow: 10_000 });
-      expect(await steps.check(request(), false)).toMatchObject({ isExceeded: false, remaining: 1, decision: { cost: 1 } });
-      expect(await steps.check(request(), true)).toMatchObject({ isExceeded: false, remaining: 0 });
-      expect(await steps.check(request(), false)).toMatchObject({ isExceeded: true });
-      expect(await steps.check(request(), false)).toMatchObject({ isExceeded: true });
+      expect(await steps.check(request(), { increment: false })).toMatchObject({ isExceeded: false, remaining: 1, decision: { cost: 1 } });
+      expect(await steps.check(request())).toMatchObject({ isExceeded: false, remaining: 0 });
+      expect(await steps.check(request(), { increment: false })).toMatchObject({ isExceeded: true });
+      expect(await steps.check(request(), { increment: false })).toMatchObject({ isExceeded: true });
     });
   });
 
@@ -76,8 +76,8 @@ describe("@fastify/rate-limit's per-request options on the gate", () => {
     it('peeking tells whether the next refusal would be a ban, without counting it', async () => {
       const steps = stepsWith({ max: 1, timeWindow: '10 seconds', ban: 1 });
       run(steps, [0, 1]); // allowed, then one 429
-      expect(await steps.check(request(), false)).toMatchObject({ isExceeded: true, isBanned: true });
-      expect(await steps.check(request(), false)).toMatchObject({ isExceeded: true, isBanned: true });
+      expect(await steps.check(request(), { increment: false })).toMatchObject({ isExceeded: true, isBanned: true });
+      expect(await steps.check(request(), { increment: false })).toMatchObject({ isExceeded: true, isBanned: true });
     });
   });
 
@@ -101,7 +101,7 @@ describe("@fastify/rate-limit's per-request options on the gate", () => {
       const steps = stepsWith({ max: 1, timeWindow: '10 seconds', continueExceeding: true });
       run(steps, [0]);
       t = T0 + 5_000;
-      expect(await steps.check(request(), false)).toMatchObject({ isExceeded: true, ttlInSeconds: 5 });
+      expect(await steps.check(request(), { increment: false })).toMatchObject({ isExceeded: true, ttlInSeconds: 5 });
       expect(run(steps, [10])).toEqual(['allowed']);
     });
   });
@@ -137,7 +137,7 @@ describe("@fastify/rate-limit's per-request options on the gate", () => {
         { key: undefined, decision: undefined, headers: undefined },
       ]);
       expect(summary(steps.decide(request('198.51.100.9')) as Outcome)).toBe('allowed');
-      expect(await steps.check(request(), true)).toEqual({ isAllowed: true, key: '203.0.113.7' });
+      expect(await steps.check(request())).toEqual({ isAllowed: true, key: '203.0.113.7' });
     });
 
     it('a function of the request and key (it may be async)', async () => {

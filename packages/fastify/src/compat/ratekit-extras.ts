@@ -23,7 +23,7 @@ import {
   type RateLimitStore,
 } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
-import type { AllowListedResult, LimitedResult } from './types.js';
+import type { AllowListedResult, CheckOptions, LimitedResult } from './types.js';
 import { kMax, type Settings } from './ratekit-options.js';
 import { type MaybePromise, then } from './then.js';
 
@@ -42,8 +42,8 @@ export interface Shared {
 export interface Steps {
   /** The hook's decision (counted). */
   readonly decide: (request: FastifyRequest) => MaybePromise<Outcome>;
-  /** `createRateLimit()`'s check: counted, or a peek with `increment: false`. */
-  readonly check: (request: FastifyRequest, increment: boolean) => Promise<AllowListedResult | LimitedResult>;
+  /** `createRateLimit()`'s check: counted, or a peek with `{ increment: false }`. @throws {RateKitOptionError} for a non-boolean `increment` */
+  readonly check: (request: FastifyRequest, options?: CheckOptions) => Promise<AllowListedResult | LimitedResult>;
 }
 
 /**
@@ -112,7 +112,9 @@ export function createSteps(gate: Gate<FastifyRequest>, settings: Settings, shar
     return then(increment ? banLimiter.consume(key, windowMs) : banLimiter.peek(key, windowMs), (d) => !d.allowed);
   }
 
-  async function check(request: FastifyRequest, increment: boolean): Promise<AllowListedResult | LimitedResult> {
+  async function check(request: FastifyRequest, options?: CheckOptions): Promise<AllowListedResult | LimitedResult> {
+    const increment = options?.increment ?? true;
+    if (typeof increment !== 'boolean') throw new RateKitOptionError('increment', 'a boolean', increment);
     const raw = await gate.key(request, request.ip);
     const key = await admit(request, raw);
     if (key === false) return { isAllowed: true, key: raw === false ? '' : String(raw) };

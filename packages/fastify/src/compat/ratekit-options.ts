@@ -151,6 +151,27 @@ export function resolveRegistration(options: RateLimitPluginOptions | undefined)
 }
 
 /**
+ * `groupId`: the limiters of a group count in one namespace of the store, so they share one count
+ * per key (unlike @fastify/rate-limit 11, its issue #463). The returned function gives a
+ * limiter's group namespace (undefined without `groupId`).
+ *
+ * @throws {RateKitOptionError} naming `groupId` when a limiter's limits differ from its group's
+ */
+export function groupNamespaces(nameSpace: string): (settings: Settings, where: string, optionPath: string) => string | undefined {
+  /** The static limit ids of each groupId, with the first place that configured it. */
+  const groups = new Map<string, { ids: string | undefined; where: string }>();
+  return ({ groupId, limitIds }, where, optionPath) => {
+    if (groupId === undefined) return undefined;
+    const first = groups.get(groupId);
+    if (first === undefined) groups.set(groupId, { ids: limitIds, where });
+    else if (first.ids !== limitIds) {
+      throw new RateKitOptionError(`${optionPath}groupId`, `configured with the same limits as the rest of its group (first configured by ${first.where}), so the group shares one count`, groupId);
+    }
+    return `${nameSpace}group:${JSON.stringify(groupId)}`;
+  };
+}
+
+/**
  * Validates a route's (or `rateLimit()`'s) options merged over the plugin's.
  *
  * @param path - the option path for error messages, e.g. `config.rateLimit (GET /items).`
