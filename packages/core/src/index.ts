@@ -60,4 +60,4 @@ export type { DecisionEvent, MemoryEvictEvent, StoreErrorEvent } from './events.
 export { assertPolicyName, DEFAULT_REFUSAL_MESSAGE, defaultPolicyName, partitionKey, rateLimitHeaders, resolveHeaderOptions, retryAfterSeconds, STANDARD_HEADER_DRAFTS } from './headers/index.js';
 export type { HeaderList, HeaderOptions, HeaderOptionsInput, HeaderStyle, LegacyResetFormat, StandardHeaders } from './headers/index.js';
 export { headerListOf } from './headers/memo.js';
-export { advertisedQuota } from './headers/advertised-policy.js';
+export { advertisedQuota, bindingLimit, bindingQuota } from './headers/advertised-policy.js';

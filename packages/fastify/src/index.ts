@@ -14,7 +14,7 @@ export { normalizeIP } from './compat/normalize-ip.js';
 export type { ErrorResponseBuilderContext as errorResponseBuilderContext } from './compat/options.js';
 export type { FastifyRateLimitOptions, FastifyRateLimitStore, FastifyRateLimitStoreCtor, StoreCallback, StoreChildOptions, StoreResult } from './compat/store-contract.js';
 export { EARLY_ROUTES_WARNING } from './early-routes.js';
-export { parseTimeWindow } from './duration.js';
+export { parseTimeWindow } from './compat/duration.js';
 export type { RateLimitError } from './refusal.js';
 export type {
   AllowListedResult,

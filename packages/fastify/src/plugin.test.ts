@@ -1,4 +1,5 @@
 import { createLimiter, type Decision, memoryStore, rateLimitHeaders, type RateLimitStore } from '@ratekit/core';
+import { request as httpRequest } from 'node:http';
 import Fastify5, { type FastifyInstance } from 'fastify';
 import Fastify4 from 'fastify4';
 import fastifyRateLimit, { EARLY_ROUTES_WARNING, type RateLimitPluginOptions } from './index.js';
@@ -316,6 +317,13 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       expect(await statuses(app, '/', 1, { 'x-forwarded-for': '2001:db8:1:3::1' })).toEqual([200]);
     });
 
+    it('lets a request through unlimited, with no headers, when keyGenerator returns false (the gate rule)', async () => {
+      const app = await build({ max: 1, keyGenerator: (request) => (request.headers['x-internal'] === 'yes' ? false : 'client') });
+      expect(await statuses(app, '/', 3, { 'x-internal': 'yes' })).toEqual([200, 200, 200]);
+      expect((await app.inject({ url: '/', headers: { 'x-internal': 'yes' } })).headers['x-ratelimit-limit']).toBeUndefined();
+      expect(await statuses(app, '/', 2)).toEqual([200, 429]);
+    });
+
     it('counts by a custom keyGenerator', async () => {
       const app = await build({ max: 1, keyGenerator: (request) => String(request.headers['x-api-key']) });
       expect(await statuses(app, '/', 2, { 'x-api-key': 'a' })).toEqual([200, 429]);
@@ -347,7 +355,10 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       expect(res.statusCode).toBe(500);
       expect(res.json()).toMatchObject({
         code: 'ERR_RATEKIT_KEY',
-        message: expect.stringMatching(/^\[ratekit\] (The keyGenerator failed: no session|Expected the keyGenerator to return a non-empty string or a finite number, got undefined)$/),
+        // The gate's key rule and message, as every ratekit adapter's.
+        message: expect.stringMatching(
+          /^\[ratekit\] (The keyGenerator failed: no session|Expected the keyGenerator to return a non-empty string, a finite number, or false to skip limiting, got undefined)$/,
+        ),
       });
       expect(await statuses(app, '/', 2)).toEqual([200, 200]);
     });
@@ -705,10 +716,42 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
         await jest.advanceTimersByTimeAsync(900);
         expect(answered).toBe(false);
         await jest.advanceTimersByTimeAsync(100);
-        expect((await second).statusCode).toBe(200);
+        const res = await second;
+        // The gate's header for a held pass, as every ratekit adapter sends it.
+        expect([res.statusCode, res.headers['x-slow-down-delay']]).toEqual([200, '1000']);
       } finally {
         jest.useRealTimers();
       }
+    });
+
+    it("stops holding a request as soon as its client goes away (the gate's abort-aware hold)", async () => {
+      let passes = 0;
+      let clientGone = () => {};
+      let handled = 0;
+      let secondHandled = () => {};
+      const second = new Promise<void>((resolve) => (secondHandled = resolve));
+      const app = await build(
+        {
+          limits: { algorithm: 'delay', limit: 1, windowMs: 60_000, maxDelayMs: 600_000 },
+          onExceeding: () => {
+            if (++passes === 2) clientGone();
+          },
+        },
+        (a) => {
+          a.get('/', async () => {
+            if (++handled === 2) secondHandled();
+            return 'ok';
+          });
+        },
+      );
+      expect((await app.inject('/')).statusCode).toBe(200);
+      const address = await app.listen({ host: '127.0.0.1', port: 0 });
+      const client = httpRequest(`${address}/`);
+      client.on('error', () => {});
+      clientGone = () => client.destroy();
+      client.end();
+      await second; // held for a minute (the clock is fixed) unless the hold ends when the client leaves
+      expect(passes).toBe(2);
     });
   });
 

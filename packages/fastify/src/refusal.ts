@@ -1,8 +1,6 @@
 import { format } from '@lukeed/ms';
-import { DEFAULT_REFUSAL_MESSAGE, RateKitOptionError, retryAfterSeconds } from '@ratekit/core';
+import { type Decision, DEFAULT_REFUSAL_MESSAGE, RateKitOptionError, retryAfterSeconds } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
-import type { Outcome } from './check.js';
-import type { Settings } from './options.js';
 import type { ErrorResponseBuilderContext } from './types.js';
 
 /**
@@ -29,16 +27,19 @@ export interface RateLimitError extends Error {
  *
  * @throws {RateKitOptionError} when the builder returns something other than an object
  */
-export function refusalError(request: FastifyRequest, outcome: Extract<Outcome, { kind: 'refused' }>, settings: Settings): object {
-  const statusCode = outcome.banned ? 403 : 429;
-  const build = settings.errorResponseBuilder;
-  if (build === undefined) return defaultRefusal(statusCode);
-
-  const { decision, key } = outcome;
+export function refusalError(
+  request: FastifyRequest,
+  key: string,
+  decision: Decision,
+  banned: boolean,
+  build: ((request: FastifyRequest, context: ErrorResponseBuilderContext) => object) | undefined,
+): object {
+  const statusCode = banned ? 403 : 429;
+  if (build === undefined) return stacklessRefusal(DEFAULT_REFUSAL_MESSAGE, statusCode);
   const seconds = retryAfterSeconds(decision);
   const context: ErrorResponseBuilderContext = {
     statusCode,
-    ban: outcome.banned,
+    ban: banned,
     max: decision.limit,
     ttl: seconds * 1000,
     after: format(seconds * 1000, true),
@@ -53,15 +54,14 @@ export function refusalError(request: FastifyRequest, outcome: Extract<Outcome, 
 }
 
 /**
- * The default refusal error, built without capturing a stack trace: a 429
- * is an answer, not a fault, and capturing the stack was the largest cost of
- * a refusal (under load, more than the rest of the 429 path in this plugin).
- * `stack` is then just the first line, `Error: <message>`.
+ * A refusal `Error` with `statusCode`, built without capturing a stack trace: a 429 is an answer,
+ * not a fault, and capturing the stack was the largest cost of a refusal under load. `stack` is
+ * then just `Error: <message>`. Both modes throw their default refusal through it.
  */
-function defaultRefusal(statusCode: 429 | 403): RateLimitError {
+export function stacklessRefusal<S extends number>(message: string, statusCode: S): Error & { statusCode: S } {
   const stackTraceLimit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
-  const error = new Error(DEFAULT_REFUSAL_MESSAGE) as RateLimitError;
+  const error = new Error(message) as Error & { statusCode: S };
   Error.stackTraceLimit = stackTraceLimit;
   error.statusCode = statusCode;
   return error;

@@ -74,6 +74,15 @@ describe('the gate: one request pipeline for every adapter', () => {
       now(gate.decide({}, '198.51.100.4'));
       expect(seen).toEqual(['198.51.100.4']);
     });
+
+    it('splits into key and decideFor for an adapter acting on the key first; together they are decide', async () => {
+      const gate = gateOf({ limit: 1 });
+      expect(gate.key({}, '192.0.2.1')).toBe('192.0.2.1');
+      expect(decided(now(gate.decideFor({}, '192.0.2.1'))).decision.allowed).toBe(true);
+      expect(decided(now(gate.decide({}, '192.0.2.1'))).decision.allowed).toBe(false);
+      expect(gate.decideFor({}, false)).toEqual({ key: undefined, decision: undefined, headers: undefined });
+      await expect(gate.key({}, undefined)).rejects.toMatchObject({ code: 'ERR_RATEKIT_KEY' });
+    });
   });
 
   describe('the default key: the client address, trusted proxies, IPv6 subnets', () => {

@@ -72,6 +72,14 @@ export interface Gate<TContext> {
    * the store fails under `onStoreError: 'throw'`; a throwing `skip`, `limits` or `cost` with its own error
    */
   decide(context: TContext, address: string | undefined): MaybePromise<GateOutcome>;
+  /**
+   * The key step of {@link Gate.decide} alone, for an adapter that acts on the key before the
+   * decision (an allow list of keys, a per-key limit, a peek): `false` means unlimited. Never throws
+   * synchronously. @throws {RateKitError} `ERR_RATEKIT_KEY`, as `decide`
+   */
+  key(context: TContext, address: string | undefined): MaybePromise<KeyResult>;
+  /** The decision step of {@link Gate.decide} alone, for a key {@link Gate.key} gave. Never throws synchronously. */
+  decideFor(context: TContext, key: KeyResult): MaybePromise<GateOutcome>;
   /** The refusal body: `message`, its function's result, or express-rate-limit's default text. */
   refusalBody(context: TContext, decision: Decision): MaybePromise<MessageBody>;
   /**
@@ -182,6 +190,20 @@ export function createGate<TContext, TAnswer = unknown>(options: GateOptions<TCo
       try {
         if (skip === undefined) return unskipped(context, address);
         return Promise.resolve(skip(context)).then((skipped) => (skipped ? unlimited : unskipped(context, address)));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    key(context, address) {
+      try {
+        return keyOf(context, address);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    decideFor(context, key) {
+      try {
+        return keyed(context, key);
       } catch (error) {
         return Promise.reject(error);
       }

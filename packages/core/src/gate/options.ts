@@ -147,8 +147,8 @@ export interface GateAdapterSpec {
   readonly standardHeaders: StandardHeaders;
   /** The key function as the adapter's users call it, for errors ("The keyGenerator failed: …"): `` '`id(ctx)`' `` in @ratekit/koa. @default 'keyGenerator' */
   readonly keyOption?: string;
-  /** Header options the adapter fixes (Hono's `retryAfter` and `combineLists`, as hono-rate-limiter). */
-  readonly headers?: Pick<HeaderOptionsInput, 'retryAfter' | 'combineLists'>;
+  /** Header options the adapter fixes (Hono's `retryAfter` and `combineLists`, as hono-rate-limiter; Fastify's `legacyReset`, as @fastify/rate-limit). */
+  readonly headers?: Pick<HeaderOptionsInput, 'retryAfter' | 'combineLists' | 'legacyReset'>;
 }
 
 /** What the request path needs, checked once. */

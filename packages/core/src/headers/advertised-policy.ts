@@ -62,18 +62,26 @@ export function advertisedWindowMs(shape: AdvertisedShape): number {
 }
 
 /**
+ * The binding limit: the decision's `policy` (the limit its top-level figures come from), or its
+ * first limit; `undefined` only for a decision without limits (a fail-open `allow`).
+ *
+ * @example
+ * ```ts
+ * bindingLimit(decision)?.windowMs; // the window of the limit that refused
+ * ```
+ */
+export function bindingLimit(decision: Decision): Decision['limits'][number] | undefined {
+  const { limits } = decision;
+  for (let i = 1; i < limits.length; i++) if (limits[i]!.name === decision.policy) return limits[i];
+  return limits[0];
+}
+
+/**
  * The binding limit's advertised quota: what the single-limit fields (`X-RateLimit-Limit`, draft-6's
- * `RateLimit-Limit`, draft-7's `limit=`) report beside its remaining count. The binding limit is the
- * decision's `policy` (the limit its top-level figures come from).
+ * `RateLimit-Limit`, draft-7's `limit=`) report beside its remaining count. The binding limit is
+ * {@link bindingLimit}'s.
  */
 export function bindingQuota(decision: Decision): number {
-  const { limits } = decision;
-  let binding = limits[0];
-  for (let i = 1; i < limits.length; i++) {
-    if (limits[i]!.name === decision.policy) {
-      binding = limits[i];
-      break;
-    }
-  }
+  const binding = bindingLimit(decision);
   return binding === undefined ? decision.limit : advertisedQuota(binding);
 }

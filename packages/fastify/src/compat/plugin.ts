@@ -1,6 +1,6 @@
 import { RateKitError, RateKitOptionError } from '@ratekit/core';
 import { rateKitOptionsIn } from '../mode.js';
-import type { AllowListedResult, LimitedResult } from '../types.js';
+import type { AllowListedResult, LimitedResult } from './types.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { LocalStore } from './local-store.js';
 import { normalizeIP } from './normalize-ip.js';

@@ -1,5 +1,6 @@
 import { format } from '@lukeed/ms';
 import type { FastifyReply } from 'fastify';
+import { stacklessRefusal } from '../refusal.js';
 import type { CompatParams, ErrorResponseBuilderContext } from './options.js';
 
 /** A refusal's state, as the headers and the error response need it. */
@@ -62,16 +63,11 @@ function afterText(seconds: number): string {
  * 403 for a ban) Fastify's error handling answers with, so the body is
  * `{"statusCode":429,"error":"Too Many Requests","message":"Rate limit exceeded, retry in 1 minute"}`.
  *
- * Built without capturing a stack trace, as ratekit mode's (src/refusal.ts):
+ * Built without capturing a stack trace (`stacklessRefusal`, as ratekit mode's):
  * a 429 is an answer, not a fault, and the capture was the largest single
  * cost of a refusal under load. `stack` is then just `Error: <message>`
  * (upstream's frames are the plugin's and Fastify's hook runner's).
  */
 export function defaultErrorResponse(context: ErrorResponseBuilderContext): Error & { statusCode: number } {
-  const stackTraceLimit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  const error = new Error(`Rate limit exceeded, retry in ${context.after}`) as Error & { statusCode: number };
-  Error.stackTraceLimit = stackTraceLimit;
-  error.statusCode = context.statusCode;
-  return error;
+  return stacklessRefusal(`Rate limit exceeded, retry in ${context.after}`, context.statusCode);
 }

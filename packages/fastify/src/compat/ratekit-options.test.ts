@@ -1,18 +1,16 @@
-import { mergeOptions, resolveRegistration, resolveRouteSettings } from './options.js';
-import type { RateLimitOptions, RateLimitPluginOptions } from './types.js';
+import type { RateLimitOptions, RateLimitPluginOptions } from '../types.js';
+import { mergeOptions, resolveRegistration, resolveRouteSettings } from './ratekit-options.js';
 
-const noReport = () => {};
-const register = (options: RateLimitPluginOptions | undefined) => resolveRegistration(options, noReport);
+const register = (options: RateLimitPluginOptions | undefined) => resolveRegistration(options);
 
 describe('resolveRegistration', () => {
   describe('with no options', () => {
     it("takes @fastify/rate-limit's defaults: global, 1000 per minute, fixed window, onRequest, legacy headers with a delta reset", () => {
       const { settings, global, nameSpace, cache } = register(undefined);
       expect({ global, nameSpace, cache }).toEqual({ global: true, nameSpace: 'fastify-rate-limit-', cache: 5_000 });
-      expect(settings.limits).toEqual({ algorithm: 'fixed-window', limit: 1000, windowMs: 60_000 });
+      expect(settings.gate).toMatchObject({ limits: { algorithm: 'fixed-window', limit: 1000, windowMs: 60_000 }, onStoreError: 'throw', standardHeaders: false, legacyHeaders: true, ipv6Subnet: 56 });
       expect(settings.hook).toBe('onRequest');
       expect(settings.ban).toBe(-1);
-      expect(settings.onStoreError).toBe('throw');
       expect(settings.headers).toMatchObject({ standardHeaders: false, legacyHeaders: true, legacyReset: 'delta', combineLists: true });
     });
   });
@@ -101,20 +99,18 @@ describe('resolveRouteSettings', () => {
   const base = register({ max: 100, standardHeaders: 'draft-7', skipOnError: true }).base;
 
   it('names a bad route option with its path', () => {
-    expect(() => resolveRouteSettings(base, { max: 1.5 }, 'config.rateLimit.', noReport)).toThrow(expect.objectContaining({ option: 'config.rateLimit.max' }));
+    expect(() => resolveRouteSettings(base, { max: 1.5 }, 'config.rateLimit.')).toThrow(expect.objectContaining({ option: 'config.rateLimit.max' }));
   });
 
   it('refuses a registration-only option on a route', () => {
-    expect(() => resolveRouteSettings(base, { nameSpace: 'x' }, 'config.rateLimit.', noReport)).toThrow(
+    expect(() => resolveRouteSettings(base, { nameSpace: 'x' }, 'config.rateLimit.')).toThrow(
       expect.objectContaining({ option: 'config.rateLimit.nameSpace', message: expect.stringContaining('it is a plugin option') }),
     );
   });
 
   it('inherits what the route does not set', () => {
-    const settings = resolveRouteSettings(base, { max: 5 }, 'config.rateLimit.', noReport);
-    expect(settings.limits).toEqual({ algorithm: 'fixed-window', limit: 5, windowMs: 60_000 });
-    expect(settings.headers?.standardHeaders).toBe('draft-7');
-    expect(settings.onStoreError).toBe('allow');
+    const settings = resolveRouteSettings(base, { max: 5 }, 'config.rateLimit.');
+    expect(settings.gate).toMatchObject({ limits: { algorithm: 'fixed-window', limit: 5, windowMs: 60_000 }, standardHeaders: 'draft-7', onStoreError: 'allow' });
   });
 });
 

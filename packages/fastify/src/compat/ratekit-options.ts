@@ -1,3 +1,13 @@
+/**
+ * @fastify/rate-limit 11's option names read for ratekit mode: `max`/`timeWindow` (a duration
+ * string too), `allowList`, `groupId`, `hook`, `addHeaders`/`addHeadersOnExceeding`,
+ * `enableDraftSpec`, `skipOnError`, `ban`, `continueExceeding`, `global`, `cache`, `nameSpace`, and
+ * a route's options merged over the plugin's. Each is checked when the plugin is registered (a
+ * route's when it is declared), as a `RateKitOptionError` naming its path, and turned into the
+ * gate's options (`Settings.gate`) and what `ratekit-extras.ts` does per request.
+ *
+ * @module
+ */
 import {
   ALGORITHMS,
   assertFunction,
@@ -6,6 +16,7 @@ import {
   assertObject,
   assertOneOf,
   assertPositive,
+  type GateOptions,
   type HeaderOptions,
   type LimitOptions,
   type LimitsOption,
@@ -14,33 +25,22 @@ import {
   resolveHeaderOptions,
   resolveLimit,
   type StandardHeaders,
-  type StoreErrorPolicy,
 } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
+import type { ErrorResponseBuilderContext, RateLimitHook, RateLimitOptions, RateLimitPluginOptions, ValueOrPromise } from '../types.js';
 import { parseTimeWindow } from './duration.js';
-import { defaultKeyGenerator, type KeyFunction } from './key.js';
-import type { ErrorResponseBuilderContext, RateLimitHook, RateLimitOptions, RateLimitPluginOptions, ValueOrPromise } from './types.js';
 
-/** The context the adapter hands to core's dynamic `limits` and `cost`: the request, and the resolved `max` when `max` is a function. */
-export interface LimitContext {
-  readonly request: FastifyRequest;
-  readonly max: number;
-}
+/** Where a function `max` puts its answer on the request, for the limit it chooses. */
+export const kMax: unique symbol = Symbol('@ratekit/fastify.max');
 
-/** One limiter's options, validated and normalised once. */
+/** One limiter's options, validated and normalised once: the gate's options, and what @fastify/rate-limit's names add. */
 export interface Settings {
-  /** The `limits` and `cost` options for core's `createLimiter`. */
-  readonly limits: LimitsOption<LimitContext>;
-  readonly cost: number | ((context: LimitContext) => number) | undefined;
+  /** The gate's options of this limiter (the registration adds `store`, `prefix`, `now`, `onError`, `refusalCache`). */
+  readonly gate: GateOptions<FastifyRequest>;
   /** The `limits` ids of a static policy (to check that routes of a group agree); undefined when dynamic. */
   readonly limitIds: string | undefined;
-  /** Set when `max` is a function: it is resolved per request and passed in the context. */
+  /** Set when `max` is a function: it is resolved per request and put on the request as `kMax`. */
   readonly maxFn: ((request: FastifyRequest, key: string) => ValueOrPromise<number>) | undefined;
-  /** True when core needs the request context (a function `limits`, `cost` or `max`). */
-  readonly needsContext: boolean;
-  readonly keyOf: KeyFunction;
-  /** True for a user `keyGenerator` (its failures are errors); the default key passes requests without an IP. */
-  readonly customKey: boolean;
   readonly allowSet: ReadonlySet<string> | undefined;
   readonly allowFn: ((request: FastifyRequest, key: string) => ValueOrPromise<boolean>) | undefined;
   readonly groupId: string | undefined;
@@ -54,8 +54,6 @@ export interface Settings {
   readonly onExceeding: ((request: FastifyRequest, key: string) => void) | undefined;
   readonly onExceeded: ((request: FastifyRequest, key: string) => void) | undefined;
   readonly onBanReach: ((request: FastifyRequest, key: string) => void) | undefined;
-  readonly onStoreError: StoreErrorPolicy;
-  readonly storeTimeoutMs: number | undefined;
   /** Refusals before a ban; -1: never. */
   readonly ban: number;
   readonly continueExceeding: boolean;
@@ -127,10 +125,9 @@ const DEFAULT_NAMESPACE = 'fastify-rate-limit-';
 /**
  * Validates the plugin's options.
  *
- * @param onKeyError - receives the one-time report of a request without an IP
  * @throws {RateKitOptionError} naming the first bad or unknown option (code `ERR_RATEKIT_INVALID_OPTION`)
  */
-export function resolveRegistration(options: RateLimitPluginOptions | undefined, onKeyError: KeyReporter): Registration {
+export function resolveRegistration(options: RateLimitPluginOptions | undefined): Registration {
   const raw: RateLimitPluginOptions = options ?? {};
   assertObject('options', options ?? {});
   const base: Record<string, unknown> = {};
@@ -149,8 +146,29 @@ export function resolveRegistration(options: RateLimitPluginOptions | undefined,
   if (store !== undefined && ((store as unknown) === null || typeof store.evaluate !== 'function' || typeof store.resetKey !== 'function')) {
     throw new RateKitOptionError('store', 'a ratekit RateLimitStore (with evaluate and resetKey) when ratekit options are given; a @fastify/rate-limit store class works only without them', raw.store);
   }
-  const settings = resolveSettings(base, '', onKeyError);
+  const settings = resolveSettings(base, '');
   return { base, settings, global, nameSpace, cache, store, now: raw.now, refusalCache: raw.refusalCache };
+}
+
+/**
+ * `groupId`: the limiters of a group count in one namespace of the store, so they share one count
+ * per key (unlike @fastify/rate-limit 11, its issue #463). The returned function gives a
+ * limiter's group namespace (undefined without `groupId`).
+ *
+ * @throws {RateKitOptionError} naming `groupId` when a limiter's limits differ from its group's
+ */
+export function groupNamespaces(nameSpace: string): (settings: Settings, where: string, optionPath: string) => string | undefined {
+  /** The static limit ids of each groupId, with the first place that configured it. */
+  const groups = new Map<string, { ids: string | undefined; where: string }>();
+  return ({ groupId, limitIds }, where, optionPath) => {
+    if (groupId === undefined) return undefined;
+    const first = groups.get(groupId);
+    if (first === undefined) groups.set(groupId, { ids: limitIds, where });
+    else if (first.ids !== limitIds) {
+      throw new RateKitOptionError(`${optionPath}groupId`, `configured with the same limits as the rest of its group (first configured by ${first.where}), so the group shares one count`, groupId);
+    }
+    return `${nameSpace}group:${JSON.stringify(groupId)}`;
+  };
 }
 
 /**
@@ -159,14 +177,14 @@ export function resolveRegistration(options: RateLimitPluginOptions | undefined,
  * @param path - the option path for error messages, e.g. `config.rateLimit (GET /items).`
  * @throws {RateKitOptionError} naming the first bad, unknown or registration-only option
  */
-export function resolveRouteSettings(base: RateLimitOptions, override: unknown, path: string, onKeyError: KeyReporter): Settings {
+export function resolveRouteSettings(base: RateLimitOptions, override: unknown, path: string): Settings {
   assertObject(path.slice(0, -1), override);
   for (const [name, value] of Object.entries(override)) {
     if (ROUTE_KEYS.has(name)) continue;
     if (REGISTRATION_KEYS.has(name)) throw new RateKitOptionError(`${path}${name}`, 'unset: it is a plugin option, set when the plugin is registered', value);
     rejectUnknown(name, value, path);
   }
-  return resolveSettings(mergeOptions(base, override), path, onKeyError);
+  return resolveSettings(mergeOptions(base, override), path);
 }
 
 /**
@@ -186,20 +204,12 @@ export function mergeOptions(base: RateLimitOptions, override: RateLimitOptions)
   return merged;
 }
 
-/** Receives a one-time report that the default key found no IP. */
-export type KeyReporter = (message: string) => void;
-
-function resolveSettings(o: RateLimitOptions, path: string, onKeyError: KeyReporter): Settings {
+function resolveSettings(o: RateLimitOptions, path: string): Settings {
   const at = (name: string) => `${path}${name}`;
   const policy = resolvePolicy(o, at);
 
-  let cost: Settings['cost'];
-  if (typeof o.cost === 'function') {
-    const userCost = o.cost;
-    cost = (context) => userCost(context.request);
-  } else if (o.cost !== undefined) {
-    if (typeof o.cost !== 'number' || !Number.isFinite(o.cost) || o.cost < 0) throw new RateKitOptionError(at('cost'), 'a finite number >= 0 or a function', o.cost);
-    cost = o.cost;
+  if (typeof o.cost !== 'function' && o.cost !== undefined && (typeof o.cost !== 'number' || !Number.isFinite(o.cost) || o.cost < 0)) {
+    throw new RateKitOptionError(at('cost'), 'a finite number >= 0 or a function', o.cost);
   }
 
   const ipv6Subnet = o.ipv6Subnet ?? 56;
@@ -207,7 +217,6 @@ function resolveSettings(o: RateLimitOptions, path: string, onKeyError: KeyRepor
     throw new RateKitOptionError(at('ipv6Subnet'), 'an integer from 1 to 128, or false', ipv6Subnet);
   }
   if (o.keyGenerator !== undefined) assertFunction(at('keyGenerator'), o.keyGenerator);
-  const keyOf: KeyFunction = o.keyGenerator ?? defaultKeyGenerator(ipv6Subnet, onKeyError);
 
   let allowSet: Set<string> | undefined;
   let allowFn: Settings['allowFn'];
@@ -251,14 +260,20 @@ function resolveSettings(o: RateLimitOptions, path: string, onKeyError: KeyRepor
     throw new RateKitOptionError(at('continueExceeding'), 'false unless the policy is one limit (`max`/`timeWindow`, or `limits` with one limit, not a function)', true);
   }
 
-  return Object.freeze({
+  const gate: GateOptions<FastifyRequest> = {
     limits: policy.limits,
-    cost,
+    cost: o.cost,
+    // The gate's default key is request.ip (past Fastify's trustProxy), grouped by ipv6Subnet.
+    ...(o.keyGenerator === undefined ? { ipv6Subnet } : { keyGenerator: o.keyGenerator as GateOptions<FastifyRequest>['keyGenerator'] }),
+    standardHeaders: headers?.standardHeaders ?? false,
+    legacyHeaders: headers?.legacyHeaders ?? false,
+    onStoreError,
+    storeTimeoutMs: o.storeTimeoutMs,
+  };
+  return Object.freeze({
+    gate,
     limitIds: policy.limitIds,
     maxFn: policy.maxFn,
-    needsContext: policy.dynamic || typeof cost === 'function',
-    keyOf,
-    customKey: o.keyGenerator !== undefined,
     allowSet,
     allowFn,
     groupId: o.groupId,
@@ -270,18 +285,15 @@ function resolveSettings(o: RateLimitOptions, path: string, onKeyError: KeyRepor
     onExceeding: o.onExceeding,
     onExceeded: o.onExceeded,
     onBanReach: o.onBanReach,
-    onStoreError,
-    storeTimeoutMs: o.storeTimeoutMs,
     ban,
     continueExceeding,
   });
 }
 
 interface Policy {
-  limits: LimitsOption<LimitContext>;
+  limits: LimitsOption<FastifyRequest>;
   limitIds: string | undefined;
   maxFn: Settings['maxFn'];
-  dynamic: boolean;
   /** True for a policy of exactly one limit, known at registration. */
   single: boolean;
 }
@@ -294,12 +306,12 @@ function resolvePolicy(o: RateLimitOptions, at: (name: string) => string): Polic
     }
     const userLimits = o.limits;
     if (typeof userLimits === 'function') {
-      return { limits: (context) => userLimits(context.request), limitIds: undefined, maxFn: undefined, dynamic: true, single: false };
+      return { limits: userLimits, limitIds: undefined, maxFn: undefined, single: false };
     }
     const list: readonly LimitOptions[] = Array.isArray(userLimits) ? userLimits : [userLimits as LimitOptions];
     if (list.length === 0) throw new RateKitOptionError(at('limits'), 'at least one limit', userLimits);
     const resolved = list.map((limit, i) => resolveLimit(limit, Array.isArray(userLimits) ? at(`limits[${i}]`) : at('limits')));
-    return { limits: userLimits, limitIds: resolved.map((l) => l.id).join('\n'), maxFn: undefined, dynamic: false, single: list.length === 1 };
+    return { limits: userLimits, limitIds: resolved.map((l) => l.id).join('\n'), maxFn: undefined, single: list.length === 1 };
   }
 
   const algorithm = o.algorithm ?? 'fixed-window';
@@ -309,20 +321,21 @@ function resolvePolicy(o: RateLimitOptions, at: (name: string) => string): Polic
   if (typeof max === 'function') {
     // One LimitOptions object per distinct max, so core validates each once.
     const byMax = new Map<number, LimitOptions>();
-    const limitFor = (context: LimitContext): LimitOptions => {
-      let limit = byMax.get(context.max);
+    const limitFor = (request: FastifyRequest): LimitOptions => {
+      const value = (request as unknown as Record<symbol, number>)[kMax]!;
+      let limit = byMax.get(value);
       if (limit === undefined) {
-        limit = { algorithm, limit: context.max, windowMs };
+        limit = { algorithm, limit: value, windowMs };
         if (byMax.size >= 1_000) byMax.clear();
-        byMax.set(context.max, limit);
+        byMax.set(value, limit);
       }
       return limit;
     };
-    return { limits: limitFor, limitIds: undefined, maxFn: max, dynamic: true, single: true };
+    return { limits: limitFor, limitIds: undefined, maxFn: max, single: true };
   }
   assertInteger(at('max'), max, 1);
   const limit: LimitOptions = { algorithm, limit: max, windowMs };
-  return { limits: limit, limitIds: resolveLimit(limit, at('max')).id, maxFn: undefined, dynamic: false, single: true };
+  return { limits: limit, limitIds: resolveLimit(limit, at('max')).id, maxFn: undefined, single: true };
 }
 
 /** The header format: `enableDraftSpec`, or `standardHeaders`/`legacyHeaders`; undefined when no header is sent. */
