@@ -1,6 +1,8 @@
 import { type Decision, type EvaluateRequest, type HeaderOptions, memoryStore, resolveHeaderOptions, type StandardHeaders, RateKitError, rateLimitHeaders, type RateLimitStore } from '@ratekit/core';
 import Koa from 'koa';
 import Koa2 from 'koa2';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ratelimit } from './rate-limit.js';
 
@@ -410,6 +412,33 @@ describe.each([
       await get().expect(200);
       expect(seen.decisions[1]).toMatchObject({ allowed: true, delayMs: 80 });
       expect(performance.now() - started).toBeGreaterThanOrEqual(79);
+    });
+
+    it('lets a held request go, without calling downstream, as soon as the client disconnects', async () => {
+      // The limiter reads the clock once per decision: two reads, and the second request is being held.
+      let decisions = 0;
+      const clock = () => (decisions++, t);
+      const { app, seen } = harness(App, ratelimit({ algorithm: 'delay', max: 1, duration: 60_000, now: clock }));
+      const callback = app.callback();
+      const server = createServer((req, res) => void callback(req, res));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      try {
+        expect((await fetch(`http://127.0.0.1:${port}/`)).status).toBe(200);
+        const aborting = new AbortController();
+        const held = fetch(`http://127.0.0.1:${port}/`, { signal: aborting.signal }).catch(() => 'aborted');
+        // Wait until the second request's decision (a 60 s hold) is made, then leave.
+        while (decisions < 2) await new Promise((resolve) => setImmediate(resolve));
+        aborting.abort();
+        expect(await held).toBe('aborted');
+        // Without the abort-aware hold the middleware would wait 60 s: the test's timeout fails it.
+        while (seen.decisions.length < 2) await new Promise((resolve) => setImmediate(resolve));
+        expect(seen.decisions[1]).toMatchObject({ allowed: true, delayMs: 60_000 });
+        expect(seen.handled).toBe(1);
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
     });
   });
 

@@ -60,7 +60,7 @@ export function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Par
     const headers = renamed(outcome.headers);
     write(ctx, headers);
     if (!decision.allowed) return refuse(ctx, outcome, headers);
-    if (decision.delayMs > 0) return holdFor(decision.delayMs, closed(ctx)).then(() => next());
+    if (decision.delayMs > 0) return held(ctx, next, decision.delayMs);
     return next();
   }
 
@@ -117,9 +117,9 @@ export function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Par
 /** What a refusal without `onLimited` or `throw` returns: nothing is left to wait for. */
 const DONE: Promise<void> = Promise.resolve();
 
-/** Aborts when the client goes away before the response: the held request is then let go at once. */
-function closed(ctx: ParameterizedContext): AbortSignal {
+/** Holds a pass for `delayMs`, then goes on; a client that leaves first ends the hold, and downstream never runs for it. */
+function held(ctx: ParameterizedContext, next: Next, delayMs: number): Promise<void> {
   const aborting = new AbortController();
   ctx.res.once('close', () => aborting.abort());
-  return aborting.signal;
+  return holdFor(delayMs, aborting.signal).then(() => (aborting.signal.aborted ? undefined : next()));
 }
