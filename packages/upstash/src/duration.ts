@@ -42,7 +42,7 @@ const DURATION = /^(\d+(?:\.\d+)?)\s?(ms|s|m|h|d|w)$/;
  * ```
  */
 export function ms(duration: Duration): number {
-  const match = DURATION.exec(duration as string);
+  const match = DURATION.exec(duration);
   if (match === null) throw new Error(`Unable to parse window size: ${duration}`);
   const result = Math.round(Number.parseFloat(match[1]!) * UNIT_MS[match[2] as Unit]);
   if (result < 1) throw new Error(`Window size must be at least 1 ms, got: ${duration}`);

@@ -6,5 +6,13 @@
  *
  * @module
  */
+export { Ratelimit, DEFAULT_PREFIX } from './ratelimit.js';
+export type { RatelimitConfig } from './ratelimit.js';
+export { rateLimitHeaders } from './headers.js';
+export type { RateLimitHeadersOptions } from './headers.js';
 export { ms } from './duration.js';
 export type { Duration, Unit } from './duration.js';
+export type { Algorithm, LimitOptions, RatelimitResponse, RatelimitResponseType, RegionContext, RemainingTokens } from './types.js';
+export type { EphemeralCache } from './cache.js';
+export { SCRIPTS } from './scripts.js';
+export type { LuaScript } from './scripts.js';

@@ -1,0 +1,39 @@
+/**
+ * What the four algorithms share: the dynamic limit key, the ephemeral cache's refusals and
+ * releases around a decision, and reading a script's reply.
+ *
+ * @module
+ */
+import type { RatelimitResponse, RegionContext } from './types.js';
+
+/** The suffix of the global dynamic limit key: `<prefix>:dynamic:global`. */
+export const DYNAMIC_LIMIT_KEY_SUFFIX = ':dynamic:global';
+
+/** The dynamic limit key as the last script key, when the limiter has `dynamicLimits`; none otherwise. */
+export function dynamicKeys(ctx: RegionContext): string[] {
+  return ctx.dynamicLimits === true ? [`${ctx.prefix}${DYNAMIC_LIMIT_KEY_SUFFIX}`] : [];
+}
+
+/**
+ * The refusal the ephemeral cache gives without a Redis call, when `identifier` is blocked and
+ * the request takes tokens (a refund always reaches Redis).
+ */
+export function cachedRefusal(ctx: RegionContext, identifier: string, limit: number, take: number): RatelimitResponse | undefined {
+  if (ctx.cache === undefined || take <= 0) return undefined;
+  const { blocked, reset } = ctx.cache.isBlocked(identifier);
+  if (!blocked) return undefined;
+  return { success: false, limit, remaining: 0, reset, pending: Promise.resolve(), reason: 'cacheBlock' };
+}
+
+/** After a Redis decision: a refusal blocks `identifier` until `reset`; an admitted refund lifts a block. */
+export function updateCache(ctx: RegionContext, identifier: string, success: boolean, reset: number, take: number): void {
+  if (ctx.cache === undefined) return;
+  if (!success) ctx.cache.blockUntil(identifier, reset);
+  else if (take < 0) ctx.cache.pop(identifier);
+}
+
+/** A script's array reply as numbers (ioredis and node-redis give integers, `@upstash/redis` JSON numbers). */
+export function numbers(reply: unknown): number[] {
+  if (!Array.isArray(reply)) throw new TypeError(`Unexpected reply from Redis: ${JSON.stringify(reply)}`);
+  return reply.map((value) => Number(value));
+}

@@ -1,0 +1,165 @@
+import { describeWithService, redisService } from '@ratekit/test-utils';
+import { Ratelimit } from './ratelimit.js';
+import { type Clients, closeClients, FixedClock, openClients, T0, uniquePrefix } from './test-support.js';
+
+describe('Ratelimit options', () => {
+  const limiter = Ratelimit.fixedWindow(1, '1 s');
+  it('throws for what it does not build: analytics and deny lists', () => {
+    expect(() => new Ratelimit({ redis: {}, limiter, analytics: true })).toThrow(/analytics/);
+    expect(() => new Ratelimit({ redis: {}, limiter, enableProtection: true })).toThrow(/deny lists/);
+  });
+  it('checks its own additions, clock and now', () => {
+    expect(() => new Ratelimit({ redis: {}, limiter, clock: 'edge' as 'server' })).toThrow(/clock/);
+    expect(() => new Ratelimit({ redis: {}, limiter, now: 5 as unknown as () => number })).toThrow(/now/);
+  });
+  it('rejects limit() for a client it does not know, as the incumbent fails on its first call', async () => {
+    await expect(new Ratelimit({ redis: {}, limiter }).limit('a')).rejects.toThrow(/redis/);
+  });
+  it('refuses dynamic limit methods without dynamicLimits, with the incumbent message', async () => {
+    const ratelimit = new Ratelimit({ redis: {}, limiter });
+    await expect(ratelimit.setDynamicLimit({ limit: 3 })).rejects.toThrow('dynamicLimits must be enabled in the Ratelimit constructor to use setDynamicLimit()');
+    await expect(ratelimit.getDynamicLimit()).rejects.toThrow('dynamicLimits must be enabled in the Ratelimit constructor to use getDynamicLimit()');
+  });
+  it('blockUntilReady needs a positive timeout', async () => {
+    await expect(new Ratelimit({ redis: {}, limiter }).blockUntilReady('a', 0)).rejects.toThrow('timeout must be positive');
+  });
+  it('fails open after `timeout` ms when Redis does not answer', async () => {
+    const hanging = { evalsha: () => new Promise(() => undefined), eval: () => new Promise(() => undefined) };
+    const response = await new Ratelimit({ redis: hanging, limiter, timeout: 20 }).limit('a');
+    expect(response).toEqual({ success: true, limit: 0, remaining: 0, reset: 0, pending: expect.any(Promise), reason: 'timeout' });
+  });
+});
+
+describeWithService(redisService, 'Ratelimit on a real Redis', (server) => {
+  let clients: Clients;
+  beforeAll(async () => {
+    clients = await openClients(server().url);
+  });
+  afterAll(() => closeClients(clients));
+
+  describe.each(['ioredis', 'nodeRedis', 'upstash'] as const)('over %s', (kind) => {
+    it('answers from the ephemeral cache after a refusal, without Redis, until the reset', async () => {
+      const clock = new FixedClock(T0);
+      const cache = new Map<string, number>();
+      const ratelimit = new Ratelimit({ redis: clients[kind], limiter: Ratelimit.fixedWindow(1, '10 s'), prefix: uniquePrefix('cache'), now: clock.now, ephemeralCache: cache });
+      expect((await ratelimit.limit('u')).success).toBe(true);
+      const refused = await ratelimit.limit('u');
+      expect(refused.success).toBe(false);
+      expect(refused.reason).toBeUndefined(); // the first refusal comes from Redis
+      const before = clients.rest.commands.length;
+      expect(await ratelimit.limit('u')).toMatchObject({ success: false, remaining: 0, limit: 1, reset: T0 + 10_000, reason: 'cacheBlock' });
+      expect(clients.rest.commands.length).toBe(before);
+      clock.ms = T0 + 10_000;
+      expect(await ratelimit.limit('u')).toMatchObject({ success: false, reason: 'cacheBlock' }); // blocked up to and including reset
+      clock.ms = T0 + 10_001;
+      expect((await ratelimit.limit('u')).success).toBe(true);
+    });
+
+    it('getRemaining and resetUsedTokens, per algorithm', async () => {
+      const clock = new FixedClock(T0 + 5_000);
+      for (const limiter of [Ratelimit.fixedWindow(5, '10 s'), Ratelimit.slidingWindow(5, '10 s'), Ratelimit.tokenBucket(1, '10 s', 5), Ratelimit.cachedFixedWindow(5, '10 s')]) {
+        const ratelimit = new Ratelimit({ redis: clients[kind], limiter, prefix: uniquePrefix('remaining'), now: clock.now });
+        expect(await ratelimit.getRemaining('u')).toMatchObject({ remaining: 5, limit: 5 });
+        await ratelimit.limit('u', { rate: 2 });
+        expect(await ratelimit.getRemaining('u')).toMatchObject({ remaining: 3, limit: 5 });
+        await ratelimit.resetUsedTokens('u');
+        expect(await ratelimit.getRemaining('u')).toMatchObject({ remaining: 5, limit: 5 });
+      }
+    });
+
+    it('dynamic limits: set, read, applied by every algorithm, removed', async () => {
+      const clock = new FixedClock(T0);
+      const prefix = uniquePrefix('dynamic');
+      const make = (limiter: ReturnType<typeof Ratelimit.fixedWindow>) => new Ratelimit({ redis: clients[kind], limiter, prefix, now: clock.now, dynamicLimits: true, ephemeralCache: false });
+      const fixed = make(Ratelimit.fixedWindow(10, '10 s'));
+      expect(await fixed.getDynamicLimit()).toEqual({ dynamicLimit: null });
+      await fixed.setDynamicLimit({ limit: 2 });
+      expect(await fixed.getDynamicLimit()).toEqual({ dynamicLimit: 2 });
+      expect(await clients.ioredis.get(`${prefix}:dynamic:global`)).toBe('2');
+      expect(await clients.ioredis.pttl(`${prefix}:dynamic:global`)).toBe(-1);
+      for (const ratelimit of [fixed, make(Ratelimit.slidingWindow(10, '10 s')), make(Ratelimit.tokenBucket(1, '10 s', 10))]) {
+        const answers = [];
+        for (let i = 0; i < 3; i++) answers.push(await ratelimit.limit('u'));
+        expect(answers.map((r) => [r.success, r.limit])).toEqual([
+          [true, 2],
+          [true, 2],
+          [false, 2],
+        ]);
+        await ratelimit.resetUsedTokens('u');
+      }
+      await fixed.setDynamicLimit({ limit: false });
+      expect(await fixed.getDynamicLimit()).toEqual({ dynamicLimit: null });
+      expect((await fixed.limit('v')).limit).toBe(10);
+    });
+
+    it('cachedFixedWindow counts in the cache after the first request, and updates Redis in pending', async () => {
+      const clock = new FixedClock(T0);
+      const prefix = uniquePrefix('cached');
+      const ratelimit = new Ratelimit({ redis: clients[kind], limiter: Ratelimit.cachedFixedWindow(2, '10 s'), prefix, now: clock.now });
+      const answers = [];
+      for (let i = 0; i < 4; i++) {
+        const response = await ratelimit.limit('u');
+        await response.pending;
+        answers.push([response.success, response.remaining]);
+      }
+      expect(answers).toEqual([
+        [true, 1],
+        [true, 0],
+        [false, -1],
+        [false, -2],
+      ]);
+      const key = `${prefix}:u:${T0 / 10_000}`;
+      expect(await clients.ioredis.get(key)).toBe('2'); // refusals answered from the cache never reach Redis
+      expect(await clients.ioredis.pttl(key)).toBeGreaterThan(0);
+      await clients.ioredis.del(key);
+      await expect(new Ratelimit({ redis: clients[kind], limiter: Ratelimit.cachedFixedWindow(2, '10 s'), ephemeralCache: false }).limit('u')).rejects.toThrow('This algorithm requires a cache');
+    });
+
+    it('blockUntilReady waits for the reset, then passes', async () => {
+      const ratelimit = new Ratelimit({ redis: clients[kind], limiter: Ratelimit.tokenBucket(1, '200ms', 1), prefix: uniquePrefix('block') });
+      expect((await ratelimit.limit('u')).success).toBe(true);
+      const response = await ratelimit.blockUntilReady('u', 5_000);
+      expect(response.success).toBe(true);
+    });
+  });
+
+  it.each(['fixedWindow', 'slidingWindow', 'tokenBucket'] as const)('over HTTP, %s decides in one request, an EVALSHA of our script', async (algorithm) => {
+    const limiter = algorithm === 'tokenBucket' ? Ratelimit.tokenBucket(1, '10 s', 5) : Ratelimit[algorithm](5, '10 s');
+    const ratelimit = new Ratelimit({ redis: clients.upstash, limiter, prefix: uniquePrefix('trips'), dynamicLimits: true });
+    await ratelimit.limit('u'); // loads the script if the server lacked it
+    const before = clients.rest.requests();
+    const from = clients.rest.commands.length;
+    await ratelimit.limit('u');
+    expect(clients.rest.requests() - before).toBe(1);
+    expect(clients.rest.commands.slice(from).map((command) => command[0]!.toUpperCase())).toEqual(['EVALSHA']);
+  });
+
+  describe("clock: 'server'", () => {
+    it.each(['slidingWindow', 'tokenBucket'] as const)('%s: two instances whose clocks differ by 7 s count one budget on the server clock', async (algorithm) => {
+      const prefix = uniquePrefix(`server-clock-${algorithm}`);
+      const limiter = algorithm === 'slidingWindow' ? Ratelimit.slidingWindow(4, '10 s') : Ratelimit.tokenBucket(1, '1 m', 4);
+      const ahead = () => Date.now() + 7_000;
+      const server = [
+        new Ratelimit({ redis: clients.ioredis, limiter, prefix, clock: 'server', ephemeralCache: false }),
+        new Ratelimit({ redis: clients.upstash, limiter, prefix, clock: 'server', now: ahead, ephemeralCache: false }),
+      ];
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push((await server[i % 2]!.limit('u')).success);
+      expect(answers).toEqual([true, true, true, true, false, false]);
+      for (const key of await clients.ioredis.keys(`${prefix}:*`)) await clients.ioredis.del(key);
+    });
+
+    it("with the callers' clocks, the same two instances count differently (the difference the option removes)", async () => {
+      const prefix = uniquePrefix('caller-clock');
+      const limiter = Ratelimit.tokenBucket(1, '1 s', 2);
+      // One instance is 5 s ahead: it sees five refills the other never made.
+      const base = T0;
+      const behind = new Ratelimit({ redis: clients.ioredis, limiter, prefix, now: () => base, ephemeralCache: false });
+      const ahead = new Ratelimit({ redis: clients.ioredis, limiter, prefix, now: () => base + 5_000, ephemeralCache: false });
+      const answers = [];
+      for (const ratelimit of [behind, behind, behind, ahead, ahead, ahead]) answers.push((await ratelimit.limit('u')).success);
+      expect(answers).toEqual([true, true, false, true, true, false]);
+      await clients.ioredis.del(`${prefix}:u`);
+    });
+  });
+});

@@ -1,0 +1,260 @@
+/**
+ * The Lua of @ratekit/upstash: one script per operation, each reading and writing exactly the data
+ * layout of `@upstash/ratelimit` 2.2.0 (the keys, the values, the TTLs), so the incumbent and this
+ * package can decide on one identifier together.
+ *
+ * Written for this package from the incumbent's documented behaviour, not copied. Two differences
+ * in the text, none in the data:
+ * - no `#!lua flags=allow-key-locking` first line: Upstash accepts scripts without it (it then
+ *   locks the whole database for the script, as open-source Redis always does), and open-source
+ *   Redis 7.0 refuses the flag (`Unexpected flag in script shebang`), so these run on both;
+ * - plain ASCII, so every runtime sends the same bytes and EVALSHA finds the same SHA-1.
+ *
+ * The dynamic limit key, when the limiter has `dynamicLimits`, is the last of KEYS (absent
+ * otherwise). A `now` argument of `""` means "read the Redis server's clock" (`clock: 'server'`).
+ *
+ * Each script's SHA-1 is written out below (EVALSHA needs it, and computing it would need
+ * `node:crypto` or an asynchronous Web Crypto call); `scripts.test.ts` checks every one.
+ *
+ * @module
+ */
+
+/** A script and its SHA-1 (hex), for EVALSHA with EVAL on `NOSCRIPT`. */
+export interface LuaScript {
+  readonly name: string;
+  readonly script: string;
+  readonly sha: string;
+}
+
+/** Reads the dynamic limit, when its key is given, over the default limit. */
+const EFFECTIVE_LIMIT = `
+local function effectiveLimit(default, dynamicKey)
+  if dynamicKey == nil then return default end
+  local dynamic = redis.call('GET', dynamicKey)
+  if dynamic then return tonumber(dynamic) end
+  return default
+end
+`;
+
+/** The server clock in Unix epoch ms, or the caller's `now` argument. */
+const NOW = `
+local function nowMs(given)
+  if given ~= '' then return tonumber(given) end
+  local time = redis.call('TIME')
+  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+end
+`;
+
+/**
+ * Fixed window. KEYS: `<prefix>:<id>:<window number>` [, dynamic]. ARGV: limit, window ms,
+ * increment. Returns `{used after the increment, effective limit}`. The key expires one window
+ * after its first increment (as the incumbent's PEXPIRE does).
+ */
+export const FIXED_WINDOW_LIMIT_SCRIPT = `${EFFECTIVE_LIMIT}
+local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+local increment = tonumber(ARGV[3])
+local used = redis.call('INCRBY', KEYS[1], increment)
+if used == increment then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return {used, limit}
+`;
+
+/** Fixed window, read only. KEYS: key [, dynamic]. ARGV: limit. Returns `{limit - used, limit}`. */
+export const FIXED_WINDOW_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}
+local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+local used = tonumber(redis.call('GET', KEYS[1]) or '0')
+return {limit - used, limit}
+`;
+
+/**
+ * The sliding window's decision on the counters of the current and the previous window: the
+ * previous window's count weighs by the part of it still inside the sliding window, rounded
+ * down; a refund (increment <= 0) is never refused. The current window's key expires two
+ * windows and one second after its first increment.
+ */
+const SLIDING_WINDOW_DECIDE = `
+local function slide(currentKey, previousKey, limit, now, window, increment)
+  local current = tonumber(redis.call('GET', currentKey) or '0')
+  local previous = tonumber(redis.call('GET', previousKey) or '0')
+  local elapsed = (now % window) / window
+  previous = math.floor((1 - elapsed) * previous)
+  if increment > 0 and previous + current >= limit then
+    return -1
+  end
+  local after = redis.call('INCRBY', currentKey, increment)
+  if after == increment then
+    redis.call('PEXPIRE', currentKey, window * 2 + 1000)
+  end
+  return limit - (after + previous)
+end
+`;
+
+/**
+ * Sliding window on the caller's clock. KEYS: current window key, previous window key
+ * [, dynamic]. ARGV: limit, now (ms), window ms, increment. Returns `{remaining, limit}`
+ * (remaining -1 when refused).
+ */
+export const SLIDING_WINDOW_LIMIT_SCRIPT = `${EFFECTIVE_LIMIT}${SLIDING_WINDOW_DECIDE}
+local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[3])
+local remaining = slide(KEYS[1], KEYS[2], limit, tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+return {remaining, limit}
+`;
+
+/**
+ * Sliding window on the Redis server's clock. KEYS: `<prefix>:<id>` [, dynamic]; the window keys
+ * (`<prefix>:<id>:<window number>`, the same names) are derived here from `TIME`, so they are
+ * not declared in KEYS: fine on a single Redis and on Upstash, not on Redis Cluster (where the
+ * incumbent's two window keys already hash to different slots). ARGV: limit, window ms,
+ * increment. Returns `{remaining, limit, now}`.
+ */
+export const SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT = `${EFFECTIVE_LIMIT}${NOW}${SLIDING_WINDOW_DECIDE}
+local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+local window = tonumber(ARGV[2])
+local now = nowMs('')
+local number = math.floor(now / window)
+local currentKey = KEYS[1] .. ':' .. string.format('%d', number)
+local previousKey = KEYS[1] .. ':' .. string.format('%d', number - 1)
+local remaining = slide(currentKey, previousKey, limit, now, window, tonumber(ARGV[3]))
+return {remaining, limit, now}
+`;
+
+/**
+ * Sliding window, read only. KEYS: current, previous [, dynamic]. ARGV: limit, now ("" for the
+ * server clock; the keys are then the caller's guess from its own clock), window ms. Returns
+ * `{limit - used, limit}`.
+ */
+export const SLIDING_WINDOW_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}
+local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[3])
+local window = tonumber(ARGV[3])
+local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+local previous = tonumber(redis.call('GET', KEYS[2]) or '0')
+local elapsed = (tonumber(ARGV[2]) % window) / window
+previous = math.floor((1 - elapsed) * previous)
+return {limit - (previous + current), limit}
+`;
+
+/**
+ * Token bucket. KEYS: `<prefix>:<id>` (a hash of `refilledAt`, `tokens`) [, dynamic]. ARGV: max
+ * tokens, interval ms, refill rate, now (ms, or "" for the server clock), tokens to take.
+ * Whole intervals since `refilledAt` refill `refillRate` each, up to the limit; `refilledAt`
+ * moves by whole intervals. A take larger than the tokens left is refused and writes nothing.
+ * The hash expires when the bucket would be full again. Returns `{remaining (-1 refused),
+ * next refill at, limit, now}`.
+ */
+export const TOKEN_BUCKET_LIMIT_SCRIPT = `${EFFECTIVE_LIMIT}${NOW}
+local key = KEYS[1]
+local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+local interval = tonumber(ARGV[2])
+local refillRate = tonumber(ARGV[3])
+local now = nowMs(ARGV[4])
+local take = tonumber(ARGV[5])
+
+local state = redis.call('HMGET', key, 'refilledAt', 'tokens')
+local refilledAt = now
+local tokens = limit
+if state[1] then
+  refilledAt = tonumber(state[1])
+  tokens = tonumber(state[2])
+end
+
+if now >= refilledAt + interval then
+  local refills = math.floor((now - refilledAt) / interval)
+  tokens = math.min(limit, tokens + refills * refillRate)
+  refilledAt = refilledAt + refills * interval
+end
+
+if take > 0 and tokens < take then
+  return {-1, refilledAt + interval, limit, now}
+end
+
+local remaining = tokens - take
+local ttl = math.ceil((limit - remaining) / refillRate) * interval
+redis.call('HSET', key, 'refilledAt', refilledAt, 'tokens', remaining)
+if ttl > 0 then
+  redis.call('PEXPIRE', key, ttl)
+end
+return {remaining, refilledAt + interval, limit, now}
+`;
+
+/**
+ * Token bucket, read only. KEYS: key [, dynamic]. ARGV: max tokens. Returns `{tokens,
+ * refilledAt, limit}`, or `{limit, -1, limit}` for a bucket that does not exist.
+ */
+export const TOKEN_BUCKET_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}
+local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+local state = redis.call('HMGET', KEYS[1], 'refilledAt', 'tokens')
+if not state[1] then
+  return {limit, -1, limit}
+end
+return {tonumber(state[2]), tonumber(state[1]), limit}
+`;
+
+/**
+ * Cached fixed window, the Redis side. KEYS: key. ARGV: window ms, increment. Returns the count
+ * after the increment. Sets the key's expiry (one window) when it has none: the incumbent's
+ * script means to on the first increment but never does (it compares the count with the
+ * increment as a string), so its keys stay forever; this heals keys it created too.
+ */
+export const CACHED_FIXED_WINDOW_LIMIT_SCRIPT = `
+local used = redis.call('INCRBY', KEYS[1], ARGV[2])
+if redis.call('PTTL', KEYS[1]) == -1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return used
+`;
+
+/** Cached fixed window, read only. KEYS: key. Returns the count (0 when absent). */
+export const CACHED_FIXED_WINDOW_REMAINING_SCRIPT = `
+return tonumber(redis.call('GET', KEYS[1]) or '0')
+`;
+
+/**
+ * Deletes every key matching the glob pattern KEYS[1] (`<prefix>:<id>:*`, or the token bucket's
+ * own key), with SCAN, as the incumbent's `resetUsedTokens` does. Returns how many were deleted.
+ */
+export const RESET_SCRIPT = `
+local cursor = '0'
+local deleted = 0
+repeat
+  local page = redis.call('SCAN', cursor, 'MATCH', KEYS[1], 'COUNT', 1000)
+  cursor = page[1]
+  for _, key in ipairs(page[2]) do
+    deleted = deleted + redis.call('DEL', key)
+  end
+until cursor == '0'
+return deleted
+`;
+
+/**
+ * The global dynamic limit. KEYS: `<prefix>:dynamic:global`. ARGV: `get`, `set` and the limit, or
+ * `del`. The value is the limit's decimal text, as `@upstash/redis` writes a number; no expiry.
+ */
+export const DYNAMIC_LIMIT_SCRIPT = `
+local op = ARGV[1]
+if op == 'set' then
+  return redis.call('SET', KEYS[1], ARGV[2])
+elseif op == 'del' then
+  return redis.call('DEL', KEYS[1])
+end
+return redis.call('GET', KEYS[1])
+`;
+
+function lua(name: string, script: string, sha: string): LuaScript {
+  return { name, script, sha };
+}
+
+/** Every script of the package, with its SHA-1. */
+export const SCRIPTS = {
+  fixedWindowLimit: lua('fixedWindowLimit', FIXED_WINDOW_LIMIT_SCRIPT, 'b9a885ec74bd5d3afbf3e5b248204ee6b4d50daa'),
+  fixedWindowRemaining: lua('fixedWindowRemaining', FIXED_WINDOW_REMAINING_SCRIPT, '57e2cbc74bc6d56cfb8df4cb0101c9d6b8c7b5d2'),
+  slidingWindowLimit: lua('slidingWindowLimit', SLIDING_WINDOW_LIMIT_SCRIPT, '15925aa37fd3530b0af701f92705f4031a6908e7'),
+  slidingWindowServerClockLimit: lua('slidingWindowServerClockLimit', SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT, 'd882faf999f87c3f68976fcdb3ec2503958bfdf9'),
+  slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, 'ca1d8a0f79eb624cb8a7c0a05cf35280b3a68575'),
+  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, '732650495cd63b4d3add5344cb733813674b6c68'),
+  tokenBucketRemaining: lua('tokenBucketRemaining', TOKEN_BUCKET_REMAINING_SCRIPT, '1f705701d0d5ead344457a40d6f345a308018b96'),
+  cachedFixedWindowLimit: lua('cachedFixedWindowLimit', CACHED_FIXED_WINDOW_LIMIT_SCRIPT, 'c713441250dc545c193e9fd40ac2f685c4b4b517'),
+  cachedFixedWindowRemaining: lua('cachedFixedWindowRemaining', CACHED_FIXED_WINDOW_REMAINING_SCRIPT, 'ee8cafa5695cf6087a7677bff955e0465eb26611'),
+  reset: lua('reset', RESET_SCRIPT, '0e4f30206a5de999a9edc767eb09456d1c8ab90e'),
+  dynamicLimit: lua('dynamicLimit', DYNAMIC_LIMIT_SCRIPT, 'eac4f424acd6eec90e3ac1aa02feecb3e9a50e5f'),
+} as const;
