@@ -34,11 +34,14 @@
 //    own local Upstash REST endpoint (startUpstashRestServer of @ratekit/test-utils, compiled here with
 //    esbuild), which also accepts the `allow-key-locking` script flag as Upstash does.
 // 4. `bun test` (the workspace's `bun` package: node_modules/.bin/bun, or RATEKIT_BUN_BIN) in
-//    packages/upstash/.upstream, JUnit results; print the counts and every failing test. Exit 1 when a
-//    test fails that is not listed (INTERNAL, NEEDS_INTERNET, FAILS_ON_UPSTREAM below; and, without
-//    --control, upstream/differences.json: full name -> the reason), or a test listed in
-//    differences.json or FAILS_ON_UPSTREAM passes. A NEEDS_INTERNET test (it downloads the IP deny list
-//    from GitHub) may pass or fail: it is listed because it fails offline under --control too.
+//    packages/upstash/.upstream, one process per file, JUnit results; print the counts and every failing
+//    test. Exit 1 when a test fails that is not listed (INTERNAL, NEEDS_INTERNET, FAILS_ON_UPSTREAM below;
+//    and, without --control, upstream/differences.json: full name -> the reason), or a listed test (in
+//    differences.json, INTERNAL or FAILS_ON_UPSTREAM) runs and passes. A NEEDS_INTERNET test (it downloads
+//    the IP deny list from GitHub) may pass or fail: it is listed because it fails offline under --control
+//    too. An error bun reports outside the tests (a describe block that throws while its tests are
+//    collected: bun then runs none of that block's tests, and they are in no count) fails the run too,
+//    unless differences.json lists it as `<file>: <message>`, the line printed.
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -159,13 +162,13 @@ console.log('  not run (tests of internals):');
 for (const [file, reason] of Object.entries(OUT_OF_SCOPE)) console.log(`    - ${file}: ${reason}`);
 let unexpected = 0;
 for (const { file, message } of results.fileErrors) {
-  // Outside any test bun cannot name one: an internal's refusal thrown from a promise a test did not await,
+  // Errors bun reports between tests, naming none: an internal's refusal (bun 1.4 reports some there),
   // or the IP deny list's download failing offline in the background (`pending`).
   const reason = message.includes('is an internal of @upstash/ratelimit')
-    ? 'an internal, used from a promise the test does not await'
+    ? "an internal's refusal, which bun reported outside the test that used it"
     : OFFLINE_ERROR.test(message)
       ? 'the IP deny list downloaded in the background, offline'
-      : undefined;
+      : differences[`${file}: ${message}`];
   if (reason === undefined) unexpected++;
   console.log(`  ✖ ${file}: ${message}${reason === undefined ? '   <- NOT explained' : `   (${reason})`}`);
 }
@@ -179,10 +182,17 @@ for (const t of failed) {
   if (reason === undefined) unexpected++;
   console.log(`  ✖ ${t.file}: ${t.fullName}${reason === undefined ? `   <- NOT a documented difference: ${t.message}` : `   (${reason})`}`);
 }
-const mustFail = { ...INTERNAL, ...FAILS_ON_UPSTREAM, ...differences };
-const inRun = (name) => only === undefined || ran(name);
-const stale = Object.keys(mustFail).filter((name) => inRun(name) && !failed.some((t) => t.fullName === name));
-for (const name of stale) console.log(`  ! listed as failing but passed (or did not run): ${name}`);
+// differences.json also names errors outside the tests (`<file>: <message>`, as printed above), e.g. a describe
+// block that throws while its tests are collected: bun then runs none of that block's tests.
+const isFileKey = (key) => /^src\/\S+\.test\.ts: /.test(key);
+const mustFail = Object.fromEntries(Object.entries({ ...INTERNAL, ...FAILS_ON_UPSTREAM, ...differences }).filter(([key]) => !isFileKey(key)));
+const errorKeys = new Set(results.fileErrors.map(({ file, message }) => `${file}: ${message}`));
+// A listed test that did not run (its describe block threw while collected, a listed error above) is not stale.
+const stale = [
+  ...Object.keys(mustFail).filter((name) => ran(name) && !failed.some((t) => t.fullName === name)),
+  ...Object.keys(differences).filter((key) => isFileKey(key) && (only === undefined || only.some((file) => key.startsWith(`${file}: `))) && !errorKeys.has(key)),
+];
+for (const name of stale) console.log(`  ! listed as failing but passed (or, an error outside the tests, not seen): ${name}`);
 for (const name of Object.keys(NEEDS_INTERNET).filter((n) => ran(n) && !failed.some((t) => t.fullName === n))) console.log(`  · passed (the internet was reached): ${name}`);
 console.log(`${passed} passed, ${failed.length} failed, ${skipped} skipped`);
 if (unexpected > 0 || stale.length > 0) {
@@ -365,12 +375,18 @@ function runBunFile(file, env, timeoutMs) {
       clearTimeout(watchdog);
       const log = Buffer.concat(output).toString('utf8');
       if (process.argv.includes('--verbose')) process.stdout.write(log);
+      if (!existsSync(resultsFile)) {
+        // A file that throws while its tests are collected (at its top level or in a describe) gets no report.
+        const error = /^error: (.*)$/m.exec(log)?.[1] ?? log.trim().split('\n').at(-1);
+        resolve({ tests: [], fileErrors: [{ file, message: `did not run (bun collected no test): ${error}` }] });
+        return;
+      }
       try {
         const { tests, fileErrors } = readJunit(readFileSync(resultsFile, 'utf8'), log);
         resolve({ tests: tests.map((t) => ({ ...t, file })), fileErrors: fileErrors.map((message) => ({ file, message })) });
       } catch (error) {
         process.stdout.write(log);
-        reject(new Error(`bun wrote no results for ${file}: ${error.message}`));
+        reject(new Error(`bun's report of ${file} is unreadable: ${error.message}`));
       } finally {
         if (!process.argv.includes('--keep')) rmSync(resultsFile, { force: true });
       }
