@@ -16,13 +16,14 @@ type Step = { at: number; rate?: number };
 type Member = (step: Step) => Promise<{ success: boolean; remaining: number; limit: number; pending: Promise<unknown> }>;
 
 const DATABASES = [1, 2];
+const connectRegion = (url: string, database: number) => createClient({ url, database });
 const SCHEDULES: Record<Algorithm, Step[]> = {
   fixedWindow: [{ at: 0 }, { at: 1 }, { at: 2 }, { at: 3, rate: 2 }, { at: 4 }, { at: 10_000 }, { at: 10_001, rate: 3 }, { at: 12_000, rate: -1 }, { at: 13_000 }, { at: 14_000 }],
   slidingWindow: [{ at: 0 }, { at: 1 }, { at: 2 }, { at: 3 }, { at: 4 }, { at: 10_000 }, { at: 12_500 }, { at: 15_000, rate: 2 }, { at: 17_500 }, { at: 19_999 }, { at: 25_000 }],
 };
 
 describeWithService(redisService, 'MultiRegionRatelimit, two regions, against @upstash/ratelimit 2.2.0', (server) => {
-  const admins: Array<ReturnType<typeof createClient>> = [];
+  const admins: Array<ReturnType<typeof connectRegion>> = [];
   const rests: UpstashRestServer[] = [];
   const upstash: Upstash[] = [];
   const tcp: IORedis[] = [];
@@ -34,7 +35,7 @@ describeWithService(redisService, 'MultiRegionRatelimit, two regions, against @u
     // the line is taken off EVAL's script here (it changes no command); its EVALSHA then misses and it falls back to EVAL.
     const flag = '#!lua flags=allow-key-locking\n';
     for (const database of DATABASES) {
-      const admin = createClient({ url: server().url, database });
+      const admin = connectRegion(server().url, database);
       await admin.connect();
       const rest = await startUpstashRestServer({
         sendCommand: (args) => admin.sendCommand(args[0]?.toUpperCase() === 'EVAL' && args[1]?.startsWith(flag) ? ['EVAL', args[1].slice(flag.length), ...args.slice(2)] : args),
