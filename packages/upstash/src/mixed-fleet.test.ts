@@ -5,7 +5,9 @@
 // same clock through `now`.
 import { describeWithService, redisService, startUpstashRestServer, type UpstashRestServer } from '@ratekit/test-utils';
 import { Ratelimit as Incumbent } from '@upstash/ratelimit';
+import fc from 'fast-check';
 import { Redis as Upstash } from '@upstash/redis';
+import { Redis as IORedis } from 'ioredis';
 import { createClient } from 'redis';
 import { Ratelimit } from './ratelimit.js';
 import { FixedClock, T0, uniquePrefix } from './test-support.js';
@@ -45,6 +47,7 @@ describeWithService(redisService, 'a mixed fleet: @upstash/ratelimit 2.2.0 and @
   let admin: ReturnType<typeof createClient>;
   let rest: UpstashRestServer;
   let upstash: Upstash;
+  let tcp: IORedis;
   let nowSpy: jest.SpiedFunction<typeof Date.now>;
   const clock = new FixedClock(T0);
 
@@ -59,10 +62,12 @@ describeWithService(redisService, 'a mixed fleet: @upstash/ratelimit 2.2.0 and @
       sendCommand: (args) => admin.sendCommand(args[0]?.toUpperCase() === 'EVAL' && args[1]?.startsWith(flag) ? ['EVAL', args[1].slice(flag.length), ...args.slice(2)] : args),
     });
     upstash = new Upstash({ url: rest.url, token: rest.token, retry: false, enableTelemetry: false });
+    tcp = new IORedis(server().url);
   });
   afterAll(async () => {
     await rest.close();
     await admin.quit();
+    await tcp.quit();
   });
   beforeEach(() => {
     nowSpy = jest.spyOn(Date, 'now').mockImplementation(() => clock.ms);
@@ -75,13 +80,14 @@ describeWithService(redisService, 'a mixed fleet: @upstash/ratelimit 2.2.0 and @
   function ourAlgorithm(algorithm: Algorithm) {
     return algorithm === 'tokenBucket' ? Ratelimit.tokenBucket(2, WINDOW, 4) : Ratelimit[algorithm](4, WINDOW);
   }
-  function member(kind: 'incumbent' | 'ours', algorithm: Algorithm, prefix: string): Member {
+  /** A member of a fleet; ours over HTTP (`@upstash/redis`), or over TCP (ioredis) with `overTcp`. */
+  function member(kind: 'incumbent' | 'ours', algorithm: Algorithm, prefix: string, overTcp = false): Member {
     // The ephemeral cache only where the algorithm needs it: each member has its own, as separate instances do.
     const ephemeralCache = algorithm === 'cachedFixedWindow' ? new Map<string, number>() : false;
     const limiter =
       kind === 'incumbent'
         ? new Incumbent({ redis: upstash, limiter: incumbentAlgorithm(algorithm), prefix, ephemeralCache, enableTelemetry: false })
-        : new Ratelimit({ redis: upstash, limiter: ourAlgorithm(algorithm), prefix, ephemeralCache, now: clock.now });
+        : new Ratelimit({ redis: overTcp ? tcp : upstash, limiter: ourAlgorithm(algorithm), prefix, ephemeralCache, now: clock.now });
     return (identifier, step) => {
       clock.ms = T0 + step.at;
       return limiter.limit(identifier, step.rate === undefined ? undefined : { rate: step.rate });
@@ -114,10 +120,12 @@ describeWithService(redisService, 'a mixed fleet: @upstash/ratelimit 2.2.0 and @
     const reference = await run([member('incumbent', algorithm, p1), member('incumbent', algorithm, p1)], p1, schedule);
     const mixed = await run([member('incumbent', algorithm, p2), member('ours', algorithm, p2)], p2, schedule);
     const oursFirst = await run([member('ours', algorithm, p3), member('incumbent', algorithm, p3)], p3, schedule);
+    const p4 = uniquePrefix(`fleet-${algorithm}-mixed-tcp`);
+    const oursOverTcp = await run([member('incumbent', algorithm, p4), member('ours', algorithm, p4, true)], p4, schedule);
     // The reference itself refuses somewhere, so the comparison covers refusals.
     expect(reference.answers.some(([success]) => !success)).toBe(true);
     expect(Object.keys(reference.data).length).toBeGreaterThan(0);
-    for (const fleet of [mixed, oursFirst]) {
+    for (const fleet of [mixed, oursFirst, oursOverTcp]) {
       expect(fleet.answers).toEqual(reference.answers);
       expect(Object.keys(fleet.data).sort()).toEqual(Object.keys(reference.data).sort());
       for (const [key, { value, ttl }] of Object.entries(reference.data)) {
@@ -125,6 +133,27 @@ describeWithService(redisService, 'a mixed fleet: @upstash/ratelimit 2.2.0 and @
         expect([key, sameTtl(fleet.data[key]!.ttl, ttl)]).toEqual([key, true]);
       }
     }
+  });
+
+  it.each(['fixedWindow', 'slidingWindow', 'tokenBucket'] as const)('%s: random schedules (rates, refunds, gaps), the same answers and data as incumbents alone', async (algorithm) => {
+    const step = fc.record({ gap: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 4_000 }), fc.integer({ min: 4_000, max: 25_000 })), rate: fc.constantFrom(1, 1, 1, 2, 3, -1) });
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), fc.integer({ min: 0, max: 9_999 }), async (steps, offset) => {
+        let at = offset;
+        const schedule: Step[] = steps.map(({ gap, rate }) => ({ at: (at += gap), ...(rate === 1 ? {} : { rate }) }));
+        const [p1, p2] = [uniquePrefix(`prop-${algorithm}-${runs}-incumbents`), uniquePrefix(`prop-${algorithm}-${runs++}-mixed`)];
+        const reference = await run([member('incumbent', algorithm, p1), member('incumbent', algorithm, p1)], p1, schedule);
+        const mixed = await run([member('ours', algorithm, p2), member('incumbent', algorithm, p2)], p2, schedule);
+        expect(mixed.answers).toEqual(reference.answers);
+        expect(Object.keys(mixed.data).sort()).toEqual(Object.keys(reference.data).sort());
+        for (const [key, { value, ttl }] of Object.entries(reference.data)) {
+          expect(mixed.data[key]!.value).toEqual(value);
+          expect([key, sameTtl(mixed.data[key]!.ttl, ttl)]).toEqual([key, true]);
+        }
+      }),
+      { numRuns: 25 },
+    );
   });
 
   it('cachedFixedWindow: the same answers, keys and values; our TTL where the incumbent sets none', async () => {

@@ -149,6 +149,17 @@ describeWithService(redisService, 'Ratelimit on a real Redis', (server) => {
       for (const key of await clients.ioredis.keys(`${prefix}:*`)) await clients.ioredis.del(key);
     });
 
+    it('slidingWindow getRemaining reads the server clock too: an instance two windows ahead sees the same count', async () => {
+      const prefix = uniquePrefix('server-clock-remaining');
+      const limiter = Ratelimit.slidingWindow(5, '1 m');
+      const onTime = new Ratelimit({ redis: clients.nodeRedis, limiter, prefix, clock: 'server', ephemeralCache: false });
+      const ahead = new Ratelimit({ redis: clients.upstash, limiter, prefix, clock: 'server', now: () => Date.now() + 120_000, ephemeralCache: false }); // on its own clock it would read 5
+      await onTime.limit('u', { rate: 2 });
+      expect(await ahead.getRemaining('u')).toMatchObject({ remaining: 3, limit: 5 });
+      expect(await onTime.getRemaining('u')).toMatchObject({ remaining: 3, limit: 5 });
+      for (const key of await clients.ioredis.keys(`${prefix}:*`)) await clients.ioredis.del(key);
+    });
+
     it("with the callers' clocks, the same two instances count differently (the difference the option removes)", async () => {
       const prefix = uniquePrefix('caller-clock');
       const limiter = Ratelimit.tokenBucket(1, '1 s', 2);

@@ -49,3 +49,15 @@ export function scriptRunner(client: unknown): ScriptRunner | undefined {
   }
   return undefined;
 }
+
+/** The runner for `client`, found on first use; an unknown client rejects every call, as the incumbent fails on its first. */
+export function lazyRunner(client: unknown): ScriptRunner {
+  let runner: ScriptRunner | undefined;
+  return (script, keys, args) => {
+    runner ??= scriptRunner(client);
+    if (runner === undefined) {
+      return Promise.reject(new TypeError('redis: expected an @upstash/redis client, an ioredis client or a node-redis 4+ client'));
+    }
+    return runner(script, keys, args);
+  };
+}

@@ -119,19 +119,38 @@ local remaining = slide(currentKey, previousKey, limit, now, window, tonumber(AR
 return {remaining, limit, now}
 `;
 
+/** The sliding window's used count, read only: the current window's count and the previous one's weighted share. */
+const SLIDING_WINDOW_USED = `
+local function used(currentKey, previousKey, now, window)
+  local current = tonumber(redis.call('GET', currentKey) or '0')
+  local previous = tonumber(redis.call('GET', previousKey) or '0')
+  local elapsed = (now % window) / window
+  return math.floor((1 - elapsed) * previous) + current
+end
+`;
+
 /**
- * Sliding window, read only. KEYS: current, previous [, dynamic]. ARGV: limit, now ("" for the
- * server clock; the keys are then the caller's guess from its own clock), window ms. Returns
- * `{limit - used, limit}`.
+ * Sliding window, read only, on the caller's clock. KEYS: current, previous [, dynamic]. ARGV:
+ * limit, now (ms), window ms. Returns `{limit - used, limit}`.
  */
-export const SLIDING_WINDOW_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}
+export const SLIDING_WINDOW_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}${SLIDING_WINDOW_USED}
 local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[3])
-local window = tonumber(ARGV[3])
-local current = tonumber(redis.call('GET', KEYS[1]) or '0')
-local previous = tonumber(redis.call('GET', KEYS[2]) or '0')
-local elapsed = (tonumber(ARGV[2]) % window) / window
-previous = math.floor((1 - elapsed) * previous)
-return {limit - (previous + current), limit}
+return {limit - used(KEYS[1], KEYS[2], tonumber(ARGV[2]), tonumber(ARGV[3])), limit}
+`;
+
+/**
+ * Sliding window, read only, on the server clock. KEYS: `<prefix>:<id>` [, dynamic] (the window
+ * keys are built here, as in the server-clock limit script). ARGV: limit, window ms. Returns
+ * `{limit - used, limit, now}`.
+ */
+export const SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}${NOW}${SLIDING_WINDOW_USED}
+local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+local window = tonumber(ARGV[2])
+local now = nowMs('')
+local number = math.floor(now / window)
+local currentKey = KEYS[1] .. ':' .. string.format('%d', number)
+local previousKey = KEYS[1] .. ':' .. string.format('%d', number - 1)
+return {limit - used(currentKey, previousKey, now, window), limit, now}
 `;
 
 /**
@@ -209,6 +228,86 @@ export const CACHED_FIXED_WINDOW_REMAINING_SCRIPT = `
 return tonumber(redis.call('GET', KEYS[1]) or '0')
 `;
 
+/** The sum of a flat HGETALL reply's values. */
+const SUM_FIELDS = `
+local function sum(fields)
+  local total = 0
+  for i = 2, #fields, 2 do
+    total = total + tonumber(fields[i])
+  end
+  return total
+end
+`;
+
+/**
+ * Multi-region fixed window, one region. KEYS: `<prefix>:<id>:<window number>`, a hash of request
+ * id -> tokens. ARGV: request id, window ms, tokens taken. Records the request, then returns the
+ * hash (flat HGETALL); the hash expires one window after its first field.
+ */
+export const MULTI_FIXED_WINDOW_LIMIT_SCRIPT = `
+local take = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], take)
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 2 and tonumber(fields[2]) == take then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return fields
+`;
+
+/** Multi-region fixed window, read only. KEYS: key. Returns the hash (flat HGETALL). */
+export const MULTI_FIXED_WINDOW_REMAINING_SCRIPT = `
+return redis.call('HGETALL', KEYS[1])
+`;
+
+/**
+ * Multi-region sliding window, one region. KEYS: current and previous window hashes. ARGV: limit,
+ * now (ms), window ms, request id, tokens taken. Refuses (no write) when the previous window's
+ * weighted sum, the current sum and the take exceed the limit; else records the request (the hash
+ * expires two windows and a second after its first field). Returns `{current fields before the
+ * write, previous fields, 1 or nil}`.
+ */
+export const MULTI_SLIDING_WINDOW_LIMIT_SCRIPT = `${SUM_FIELDS}
+local limit = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local take = tonumber(ARGV[5])
+local currentFields = redis.call('HGETALL', KEYS[1])
+local previousFields = redis.call('HGETALL', KEYS[2])
+local current = sum(currentFields)
+local previous = sum(previousFields)
+local elapsed = (now % window) / window
+if take > 0 and previous * (1 - elapsed) + current + take > limit then
+  return {currentFields, previousFields, false}
+end
+redis.call('HSET', KEYS[1], ARGV[4], take)
+if current == 0 then
+  redis.call('PEXPIRE', KEYS[1], window * 2 + 1000)
+end
+return {currentFields, previousFields, true}
+`;
+
+/**
+ * Multi-region sliding window, read only. KEYS: current, previous. ARGV: now (ms), window ms.
+ * Returns the used count, the previous window weighted and rounded down.
+ */
+export const MULTI_SLIDING_WINDOW_REMAINING_SCRIPT = `${SUM_FIELDS}
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local current = sum(redis.call('HGETALL', KEYS[1]))
+local previous = sum(redis.call('HGETALL', KEYS[2]))
+local elapsed = (now % window) / window
+return math.floor((1 - elapsed) * previous) + current
+`;
+
+/** Multi-region sync: KEYS: the window hash. ARGV: request ids, then the tokens to record for each. */
+export const MULTI_SYNC_SCRIPT = `
+local take = ARGV[#ARGV]
+for i = 1, #ARGV - 1 do
+  redis.call('HSET', KEYS[1], ARGV[i], take)
+end
+return #ARGV - 1
+`;
+
 /**
  * Deletes every key matching the glob pattern KEYS[1] (`<prefix>:<id>:*`, or the token bucket's
  * own key), with SCAN, as the incumbent's `resetUsedTokens` does. Returns how many were deleted.
@@ -250,11 +349,17 @@ export const SCRIPTS = {
   fixedWindowRemaining: lua('fixedWindowRemaining', FIXED_WINDOW_REMAINING_SCRIPT, '57e2cbc74bc6d56cfb8df4cb0101c9d6b8c7b5d2'),
   slidingWindowLimit: lua('slidingWindowLimit', SLIDING_WINDOW_LIMIT_SCRIPT, '15925aa37fd3530b0af701f92705f4031a6908e7'),
   slidingWindowServerClockLimit: lua('slidingWindowServerClockLimit', SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT, 'd882faf999f87c3f68976fcdb3ec2503958bfdf9'),
-  slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, 'ca1d8a0f79eb624cb8a7c0a05cf35280b3a68575'),
+  slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, '7f05eb07428300ef2723abf579c270a0a5707ca3'),
+  slidingWindowServerClockRemaining: lua('slidingWindowServerClockRemaining', SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT, '546161469549053df18c9ded78c4fb9bb3f4ad34'),
   tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, '732650495cd63b4d3add5344cb733813674b6c68'),
   tokenBucketRemaining: lua('tokenBucketRemaining', TOKEN_BUCKET_REMAINING_SCRIPT, '1f705701d0d5ead344457a40d6f345a308018b96'),
   cachedFixedWindowLimit: lua('cachedFixedWindowLimit', CACHED_FIXED_WINDOW_LIMIT_SCRIPT, 'c713441250dc545c193e9fd40ac2f685c4b4b517'),
   cachedFixedWindowRemaining: lua('cachedFixedWindowRemaining', CACHED_FIXED_WINDOW_REMAINING_SCRIPT, 'ee8cafa5695cf6087a7677bff955e0465eb26611'),
+  multiFixedWindowLimit: lua('multiFixedWindowLimit', MULTI_FIXED_WINDOW_LIMIT_SCRIPT, '89dd6c0ea3850b1d866c7a8df690e4ece3e46b73'),
+  multiFixedWindowRemaining: lua('multiFixedWindowRemaining', MULTI_FIXED_WINDOW_REMAINING_SCRIPT, '423b4826276301a30ff4871d689d0eeed4e3c81f'),
+  multiSlidingWindowLimit: lua('multiSlidingWindowLimit', MULTI_SLIDING_WINDOW_LIMIT_SCRIPT, '311e3f0cf24f8ffe965a9d53be49be984191a7ca'),
+  multiSlidingWindowRemaining: lua('multiSlidingWindowRemaining', MULTI_SLIDING_WINDOW_REMAINING_SCRIPT, '73b94de9c32207b516e085c58104388973f13762'),
+  multiSync: lua('multiSync', MULTI_SYNC_SCRIPT, '70bf6f1751d901405bfa1f5d29d49a09df17c748'),
   reset: lua('reset', RESET_SCRIPT, '0e4f30206a5de999a9edc767eb09456d1c8ab90e'),
   dynamicLimit: lua('dynamicLimit', DYNAMIC_LIMIT_SCRIPT, 'eac4f424acd6eec90e3ac1aa02feecb3e9a50e5f'),
 } as const;

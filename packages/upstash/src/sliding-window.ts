@@ -57,6 +57,11 @@ export function slidingWindow(tokens: number, window: Duration): Algorithm {
       return withPolicy({ success, limit, remaining: Math.max(0, remaining), reset, pending: Promise.resolve() }, policy);
     },
     async getRemaining(ctx, identifier) {
+      if (ctx.clock === 'server') {
+        const reply = numbers(await ctx.run(SCRIPTS.slidingWindowServerClockRemaining, [identifier, ...dynamicKeys(ctx)], [String(tokens), String(windowMs)]));
+        const [remaining, limit, now] = reply as [number, number, number];
+        return { remaining: Math.max(0, remaining), reset: (Math.floor(now / windowMs) + 1) * windowMs, limit };
+      }
       const now = ctx.now();
       const current = Math.floor(now / windowMs);
       const reply = numbers(
