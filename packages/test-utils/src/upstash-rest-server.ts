@@ -17,10 +17,37 @@
  * Nothing is cached or interpreted here, so a test of the store sees Redis's own behaviour
  * (NOSCRIPT, WRONGTYPE, TIME) through the HTTP layer.
  *
+ * One exception, so the endpoint accepts what Upstash's server accepts: the script flag
+ * `allow-key-locking`. `@upstash/ratelimit` 2.2's scripts start with `#!lua flags=allow-key-locking`,
+ * which Upstash's server takes and Redis 7 refuses ("ERR Unexpected flag in script shebang"). For
+ * EVAL, EVAL_RO, EVALSHA, EVALSHA_RO, SCRIPT LOAD and SCRIPT EXISTS (in every path: `/`, `/pipeline`,
+ * `/multi-exec`):
+ * - a script whose first line is a `#!lua` shebang naming `allow-key-locking` among its `flags=`
+ *   reaches Redis with that one flag taken out of that line (`#!lua flags=no-writes,allow-key-locking`
+ *   becomes `#!lua flags=no-writes`, `#!lua flags=allow-key-locking` becomes `#!lua`); the other
+ *   lines and flags are kept as they are, so the script keeps its shebang (Redis's checks of a
+ *   script with one) and Lua's line numbers;
+ * - the SHA-1 the client computed (of the text it sent) is remembered as standing for the SHA-1 of
+ *   the text Redis got: EVALSHA and SCRIPT EXISTS of it ask Redis about the text Redis knows, and
+ *   SCRIPT LOAD answers the client's SHA-1, as Upstash's server does. Redis still decides whether a
+ *   script is loaded: EVALSHA of a SHA-1 never loaded here (or flushed since) is Redis's own NOSCRIPT.
+ *   The memory is this endpoint's own, like a server's script cache: two endpoints in front of one
+ *   Redis (two "regions") do not see each other's flagged scripts.
+ * Any other script, flag or command is forwarded as it is (an unknown flag of another name is still
+ * Redis's error).
+ *
+ * Why that is safe: the flag is a hint to Upstash's server about how it may schedule the script (it
+ * takes locks on the keys the script declares), asking for no behaviour a script could observe beyond
+ * the script running atomically. Redis runs every script atomically, nothing else interleaving, which
+ * is at least what the flag allows; so without the flag the script computes the same replies and
+ * writes the same keys. The text Redis gets differs from the client's only in its shebang line,
+ * which Redis reads for flags and Lua never runs.
+ *
  * @module
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createHash } from 'node:crypto';
 
 /** Options of {@link startUpstashRestServer}. */
 export interface UpstashRestServerOptions {
@@ -63,6 +90,9 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
   const token = options.token ?? crypto.randomUUID();
   const commands: string[][] = [];
   let requests = 0;
+  // The client's SHA-1 of each `allow-key-locking` script -> the SHA-1 of the text Redis got (see the rule above).
+  const shas = new Map<string, string>();
+  const forRedis = (command: string[]) => translateKeyLocking(command, shas);
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     requests++;
@@ -86,8 +116,9 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
       if (!isCommand(body)) return send(400, { error: 'ERR the body must be a JSON array: a command and its arguments' });
       const command = body.map(String);
       commands.push(command);
+      const { args, reply } = forRedis(command);
       try {
-        return send(200, { result: encode(await options.sendCommand(command)) });
+        return send(200, { result: encode(reply(await options.sendCommand(args))) });
       } catch (error) {
         return send(400, { error: messageOf(error) });
       }
@@ -98,11 +129,12 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
       commands.push(...list);
       if (path === '/multi-exec') {
         if (options.multi === undefined) return send(501, { error: 'ERR this test endpoint was started without multi' });
+        const translated = list.map(forRedis);
         try {
-          const replies = await options.multi(list);
+          const replies = await options.multi(translated.map(({ args }) => args));
           return send(
             200,
-            replies.map((reply) => (reply instanceof Error ? { error: reply.message } : { result: encode(reply) })),
+            replies.map((reply, at) => (reply instanceof Error ? { error: reply.message } : { result: encode(translated[at]?.reply(reply) ?? reply) })),
           );
         } catch (error) {
           return send(400, { error: messageOf(error) });
@@ -111,8 +143,9 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
       const replies: unknown[] = [];
       // In order, each awaited: a pipeline's commands run one after the other, as Upstash runs them.
       for (const command of list) {
+        const { args, reply } = forRedis(command);
         try {
-          replies.push({ result: encode(await options.sendCommand(command)) });
+          replies.push({ result: encode(reply(await options.sendCommand(args))) });
         } catch (error) {
           replies.push({ error: messageOf(error) });
         }
@@ -144,6 +177,67 @@ export async function startUpstashRestServer(options: UpstashRestServerOptions):
         server.closeAllConnections();
       }),
   };
+}
+
+const KEY_LOCKING = 'allow-key-locking';
+
+/**
+ * `script` with `allow-key-locking` taken out of its `#!lua` shebang's flags, or `undefined` when its
+ * first line is no such shebang (the script then goes to Redis as it is).
+ */
+export function withoutKeyLocking(script: string): string | undefined {
+  const end = script.indexOf('\n');
+  const line = end === -1 ? script : script.slice(0, end);
+  const rest = line.slice('#!lua'.length);
+  if (!line.startsWith('#!lua') || (rest !== '' && !/^\s/.test(rest))) return undefined;
+  const words = rest.trim().split(/\s+/).filter(Boolean);
+  const at = words.findIndex((word) => word.startsWith('flags='));
+  if (at === -1) return undefined;
+  const flags = (words[at] ?? '').slice('flags='.length).split(',');
+  if (!flags.includes(KEY_LOCKING)) return undefined;
+  const kept = flags.filter((flag) => flag !== KEY_LOCKING);
+  words.splice(at, 1, ...(kept.length === 0 ? [] : [`flags=${kept.join(',')}`]));
+  const shebang = ['#!lua', ...words].join(' ');
+  return end === -1 ? shebang : shebang + script.slice(end);
+}
+
+const sha1 = (text: string) => createHash('sha1').update(text, 'utf8').digest('hex');
+const same = (reply: unknown) => reply;
+
+/**
+ * The command Redis gets for `command`, and how its reply goes back to the client: the
+ * `allow-key-locking` rule of this module's header, remembering in `shas` the client's SHA-1 of each
+ * flagged script it sees.
+ */
+function translateKeyLocking(command: string[], shas: Map<string, string>): { args: string[]; reply: (reply: unknown) => unknown } {
+  const [head = '', first, second, ...tail] = command;
+  const name = head.toUpperCase();
+  const strip = (script: string | undefined) => {
+    const stripped = script === undefined ? undefined : withoutKeyLocking(script);
+    if (script === undefined || stripped === undefined) return undefined;
+    const sha = sha1(script);
+    shas.set(sha, sha1(stripped));
+    return { stripped, sha };
+  };
+  const known = (sha: string) => shas.get(sha.toLowerCase()) ?? sha;
+  if (name === 'EVAL' || name === 'EVAL_RO') {
+    const flagged = strip(first);
+    return { args: flagged === undefined ? command : [head, flagged.stripped, ...command.slice(2)], reply: same };
+  }
+  if ((name === 'EVALSHA' || name === 'EVALSHA_RO') && first !== undefined) {
+    return { args: [head, known(first), ...command.slice(2)], reply: same };
+  }
+  if (name === 'SCRIPT' && first !== undefined && second !== undefined) {
+    const sub = first.toUpperCase();
+    if (sub === 'LOAD') {
+      const flagged = strip(second);
+      if (flagged === undefined) return { args: command, reply: same };
+      // Redis answers the SHA-1 of the text it got; the client expects the one of the text it sent.
+      return { args: [head, first, flagged.stripped, ...tail], reply: (reply) => (typeof reply === 'string' ? flagged.sha : reply) };
+    }
+    if (sub === 'EXISTS') return { args: [head, first, ...command.slice(2).map(known)], reply: same };
+  }
+  return { args: command, reply: same };
 }
 
 function isCommand(value: unknown): value is (string | number)[] {
