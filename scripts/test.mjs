@@ -11,7 +11,8 @@
 //      (Node 20 and 24 run them in step 2, CI running `pnpm test` once on each)
 //   5. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0;
 //      express-rate-limit's, express-slow-down's and @nestjs/throttler's, which they do not publish, when
-//      fetched into packages/express/.upstream and packages/nestjs/.upstream)
+//      fetched into packages/express/.upstream and packages/nestjs/.upstream; hono-rate-limiter's, rate-limiter-flexible's
+//      and upstash/ratelimit-js's likewise, into packages/{hono,flexible,upstash}/.upstream)
 import { spawnSync } from 'node:child_process';
 
 const steps = [
@@ -32,6 +33,7 @@ const steps = [
   ["@nestjs/throttler's own tests (skipped unless fetched into packages/nestjs/.upstream)", 'node', ['packages/nestjs/upstream/run.mjs']],
   ["hono-rate-limiter's own tests (skipped unless fetched into packages/hono/.upstream)", 'node', ['packages/hono/upstream/run.mjs']],
   ["rate-limiter-flexible v11.1.0's own tests (skipped unless fetched into packages/flexible/.upstream)", 'node', ['packages/flexible/upstream/run.mjs']],
+  ["@upstash/ratelimit's own tests (skipped unless fetched into packages/upstash/.upstream)", 'node', ['packages/upstash/upstream/run.mjs']],
 ];
 
 for (const [name, command, args] of steps) {

@@ -8,6 +8,8 @@
  */
 export { Ratelimit, DEFAULT_PREFIX } from './ratelimit.js';
 export type { RatelimitConfig } from './ratelimit.js';
+export { MultiRegionRatelimit } from './multi-region.js';
+export type { MultiRegionContext, MultiRegionRatelimitConfig } from './multi-region.js';
 export { rateLimitHeaders } from './headers.js';
 export type { RateLimitHeadersOptions } from './headers.js';
 export { ms } from './duration.js';

@@ -134,6 +134,25 @@ describeWithService(redisService, 'Ratelimit on a real Redis', (server) => {
     expect(clients.rest.commands.slice(from).map((command) => command[0]!.toUpperCase())).toEqual(['EVALSHA']);
   });
 
+  it.each(['ioredis', 'nodeRedis'] as const)('over TCP (%s), a decision is one EVALSHA (seen with MONITOR)', async (kind) => {
+    const prefix = uniquePrefix('tcp-trips');
+    const ratelimit = new Ratelimit({ redis: clients[kind], limiter: Ratelimit.tokenBucket(1, '10 s', 5), prefix, dynamicLimits: true });
+    await ratelimit.limit('u'); // loads the script if the server lacked it
+    const monitor = await clients.ioredis.duplicate().monitor();
+    const seen: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      // MONITOR also shows the commands the script runs (source `lua`): only what the client sent counts.
+      if (source !== 'lua' && args.some((arg) => arg.startsWith(prefix))) seen.push(args);
+    });
+    await ratelimit.limit('u');
+    // Wait for the command to come through the monitor, not for a time.
+    while (seen.length === 0) await clients.ioredis.ping();
+    await clients.ioredis.ping();
+    monitor.disconnect();
+    expect(seen.map((args) => args[0]!.toUpperCase())).toEqual(['EVALSHA']);
+    await clients.ioredis.del(`${prefix}:u`);
+  });
+
   describe("clock: 'server'", () => {
     it.each(['slidingWindow', 'tokenBucket'] as const)('%s: two instances whose clocks differ by 7 s count one budget on the server clock', async (algorithm) => {
       const prefix = uniquePrefix(`server-clock-${algorithm}`);

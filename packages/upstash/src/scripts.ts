@@ -228,6 +228,86 @@ export const CACHED_FIXED_WINDOW_REMAINING_SCRIPT = `
 return tonumber(redis.call('GET', KEYS[1]) or '0')
 `;
 
+/** The sum of a flat HGETALL reply's values. */
+const SUM_FIELDS = `
+local function sum(fields)
+  local total = 0
+  for i = 2, #fields, 2 do
+    total = total + tonumber(fields[i])
+  end
+  return total
+end
+`;
+
+/**
+ * Multi-region fixed window, one region. KEYS: `<prefix>:<id>:<window number>`, a hash of request
+ * id -> tokens. ARGV: request id, window ms, tokens taken. Records the request, then returns the
+ * hash (flat HGETALL); the hash expires one window after its first field.
+ */
+export const MULTI_FIXED_WINDOW_LIMIT_SCRIPT = `
+local take = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], take)
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 2 and tonumber(fields[2]) == take then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return fields
+`;
+
+/** Multi-region fixed window, read only. KEYS: key. Returns the hash (flat HGETALL). */
+export const MULTI_FIXED_WINDOW_REMAINING_SCRIPT = `
+return redis.call('HGETALL', KEYS[1])
+`;
+
+/**
+ * Multi-region sliding window, one region. KEYS: current and previous window hashes. ARGV: limit,
+ * now (ms), window ms, request id, tokens taken. Refuses (no write) when the previous window's
+ * weighted sum, the current sum and the take exceed the limit; else records the request (the hash
+ * expires two windows and a second after its first field). Returns `{current fields before the
+ * write, previous fields, 1 or nil}`.
+ */
+export const MULTI_SLIDING_WINDOW_LIMIT_SCRIPT = `${SUM_FIELDS}
+local limit = tonumber(ARGV[1])
+local now = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local take = tonumber(ARGV[5])
+local currentFields = redis.call('HGETALL', KEYS[1])
+local previousFields = redis.call('HGETALL', KEYS[2])
+local current = sum(currentFields)
+local previous = sum(previousFields)
+local elapsed = (now % window) / window
+if take > 0 and previous * (1 - elapsed) + current + take > limit then
+  return {currentFields, previousFields, false}
+end
+redis.call('HSET', KEYS[1], ARGV[4], take)
+if current == 0 then
+  redis.call('PEXPIRE', KEYS[1], window * 2 + 1000)
+end
+return {currentFields, previousFields, true}
+`;
+
+/**
+ * Multi-region sliding window, read only. KEYS: current, previous. ARGV: now (ms), window ms.
+ * Returns the used count, the previous window weighted and rounded down.
+ */
+export const MULTI_SLIDING_WINDOW_REMAINING_SCRIPT = `${SUM_FIELDS}
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local current = sum(redis.call('HGETALL', KEYS[1]))
+local previous = sum(redis.call('HGETALL', KEYS[2]))
+local elapsed = (now % window) / window
+return math.floor((1 - elapsed) * previous) + current
+`;
+
+/** Multi-region sync: KEYS: the window hash. ARGV: request ids, then the tokens to record for each. */
+export const MULTI_SYNC_SCRIPT = `
+local take = ARGV[#ARGV]
+for i = 1, #ARGV - 1 do
+  redis.call('HSET', KEYS[1], ARGV[i], take)
+end
+return #ARGV - 1
+`;
+
 /**
  * Deletes every key matching the glob pattern KEYS[1] (`<prefix>:<id>:*`, or the token bucket's
  * own key), with SCAN, as the incumbent's `resetUsedTokens` does. Returns how many were deleted.
@@ -275,6 +355,11 @@ export const SCRIPTS = {
   tokenBucketRemaining: lua('tokenBucketRemaining', TOKEN_BUCKET_REMAINING_SCRIPT, '1f705701d0d5ead344457a40d6f345a308018b96'),
   cachedFixedWindowLimit: lua('cachedFixedWindowLimit', CACHED_FIXED_WINDOW_LIMIT_SCRIPT, 'c713441250dc545c193e9fd40ac2f685c4b4b517'),
   cachedFixedWindowRemaining: lua('cachedFixedWindowRemaining', CACHED_FIXED_WINDOW_REMAINING_SCRIPT, 'ee8cafa5695cf6087a7677bff955e0465eb26611'),
+  multiFixedWindowLimit: lua('multiFixedWindowLimit', MULTI_FIXED_WINDOW_LIMIT_SCRIPT, '89dd6c0ea3850b1d866c7a8df690e4ece3e46b73'),
+  multiFixedWindowRemaining: lua('multiFixedWindowRemaining', MULTI_FIXED_WINDOW_REMAINING_SCRIPT, '423b4826276301a30ff4871d689d0eeed4e3c81f'),
+  multiSlidingWindowLimit: lua('multiSlidingWindowLimit', MULTI_SLIDING_WINDOW_LIMIT_SCRIPT, '311e3f0cf24f8ffe965a9d53be49be984191a7ca'),
+  multiSlidingWindowRemaining: lua('multiSlidingWindowRemaining', MULTI_SLIDING_WINDOW_REMAINING_SCRIPT, '73b94de9c32207b516e085c58104388973f13762'),
+  multiSync: lua('multiSync', MULTI_SYNC_SCRIPT, '70bf6f1751d901405bfa1f5d29d49a09df17c748'),
   reset: lua('reset', RESET_SCRIPT, '0e4f30206a5de999a9edc767eb09456d1c8ab90e'),
   dynamicLimit: lua('dynamicLimit', DYNAMIC_LIMIT_SCRIPT, 'eac4f424acd6eec90e3ac1aa02feecb3e9a50e5f'),
 } as const;

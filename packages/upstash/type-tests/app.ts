@@ -1,7 +1,7 @@
 // An app written against @upstash/ratelimit 2.2.0's types. src/drop-in-types.test.ts compiles it as is
 // against @upstash/ratelimit (so it is valid code for the incumbent), then with the
 // '@upstash/ratelimit' specifier changed to '@ratekit/upstash' and nothing else, under `strict`.
-import { type Duration, Ratelimit, type RatelimitConfig } from '@upstash/ratelimit';
+import { type Duration, MultiRegionRatelimit, Ratelimit, type RatelimitConfig } from '@upstash/ratelimit';
 import { Redis } from '@upstash/redis';
 
 const redis = new Redis({ url: 'https://example.upstash.io', token: 'token' });
@@ -18,6 +18,8 @@ const config: RatelimitConfig = {
 };
 export const ratelimit = new Ratelimit(config);
 export const limiters = [Ratelimit.fixedWindow(5, '1 m'), Ratelimit.tokenBucket(1, '1s', 5), Ratelimit.cachedFixedWindow(10, '500ms')];
+export const regions = new MultiRegionRatelimit({ redis: [redis, Redis.fromEnv()], limiter: MultiRegionRatelimit.fixedWindow(10, '10 s'), timeout: 500 });
+export const regionsSliding = MultiRegionRatelimit.slidingWindow(5, '1 m');
 export const plain = new Ratelimit({ redis: Redis.fromEnv(), limiter: Ratelimit.fixedWindow(100, '1 h'), ephemeralCache: false });
 
 export async function handler(id: string): Promise<Response> {
@@ -31,5 +33,7 @@ export async function handler(id: string): Promise<Response> {
   await ratelimit.setDynamicLimit({ limit: false });
   const { dynamicLimit }: { dynamicLimit: number | null } = await ratelimit.getDynamicLimit();
   const body = JSON.stringify({ limit, remaining, reset, why, waited: waited.success, usage, dynamicLimit });
-  return new Response(body, { status: success ? 200 : 429 });
+  const multi = await regions.limit(id);
+  await multi.pending;
+  return new Response(body, { status: success && multi.success ? 200 : 429 });
 }
