@@ -138,7 +138,7 @@ describeWithService(redisService, 'Ratelimit on a real Redis', (server) => {
     const prefix = uniquePrefix('tcp-trips');
     const ratelimit = new Ratelimit({ redis: clients[kind], limiter: Ratelimit.tokenBucket(1, '10 s', 5), prefix, dynamicLimits: true });
     await ratelimit.limit('u'); // loads the script if the server lacked it
-    const monitor = await clients.ioredis.duplicate().monitor();
+    const monitor = await clients.ioredis.monitor();
     const seen: string[][] = [];
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       // MONITOR also shows the commands the script runs (source `lua`): only what the client sent counts.
