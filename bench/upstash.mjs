@@ -125,14 +125,23 @@ export async function run(options, log) {
           const delta = counterDelta(before, await readCounters(admin));
           const requests = (await endpoint.request({ cmd: 'requests' })).requests - requestsBefore;
           const commands = Object.values(delta.commands).reduce((n, x) => n + x.calls, 0);
-          slices.get(c.id).push({ rate: (slice.decisions / slice.ms) * 1_000, refused: slice.refused, requests: requests / slice.decisions, commands: commands / slice.decisions, redisCpuUs: delta.cpuUs / slice.decisions });
+          slices.get(c.id).push({
+            rate: (slice.decisions / slice.ms) * 1_000,
+            refused: slice.refused,
+            requests: requests / slice.decisions,
+            commands: commands / slice.decisions,
+            redisCpuUs: delta.cpuUs / slice.decisions,
+          });
         }
       }
       results[algorithm.id] = Object.fromEntries(
         CONTENDERS.map((c) => {
           const s = slices.get(c.id);
           const pick = (f) => median(s.map(f));
-          return [c.id, { rate: pick((x) => x.rate), requests: pick((x) => x.requests), commands: pick((x) => x.commands), redisCpuUs: pick((x) => x.redisCpuUs), refused: s.reduce((n, x) => n + x.refused, 0) }];
+          return [
+            c.id,
+            { rate: pick((x) => x.rate), requests: pick((x) => x.requests), commands: pick((x) => x.commands), redisCpuUs: pick((x) => x.redisCpuUs), refused: s.reduce((n, x) => n + x.refused, 0) },
+          ];
         }),
       );
     }
