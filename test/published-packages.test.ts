@@ -31,6 +31,9 @@ const BUILD_EXCEPTIONS: Record<string, string> = {
   // Two entries (the package and ./compat): tsup splits their declarations into shared chunks that import
   // './x.js' from the .d.ts and './x.cjs' from the .d.cts, so the two cannot share one file.
   '@ratekit/hono': 'tsup',
+  // Two tsup builds (the package with ./upstash, and ./transport alone, for @ratekit/upstash without
+  // node:crypto), neither cleaning the other's output: the script empties dist first.
+  '@ratekit/redis': `node -e "require('node:fs').rmSync('dist', { recursive: true, force: true })" && tsup && node ../../scripts/esm-types.mjs`,
 };
 
 /** Node.js ranges that differ from the rule, each with its reason. */

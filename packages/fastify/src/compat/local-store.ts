@@ -71,7 +71,9 @@ export class LocalStore implements FastifyRateLimitStore {
 
   read(key: string, callback: StoreCallback, timeWindow: number): void {
     const nowMs = this.#now();
-    const window = this.#windows.peek(key);
+    // `get`, not `peek`: upstream's LRU read (toad-cache's `get`) makes the key the most recently used, so a
+    // `createRateLimit()` peek keeps a client from being the next evicted, here as there.
+    const window = this.#windows.get(key);
     if (window === undefined || window.startMs + timeWindow <= nowMs) callback(null, { current: 0, ttl: 0 });
     else callback(null, { current: window.hits, ttl: timeWindow - (nowMs - window.startMs) });
   }

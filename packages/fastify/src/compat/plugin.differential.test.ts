@@ -172,6 +172,13 @@ describe('@ratekit/fastify against @fastify/rate-limit 11.2.0 (differential, one
     );
   });
 
+  it('keeps a client that createRateLimit() peeked at as recently used in a small cache (seed 1580382044, once a failure)', async () => {
+    await fc.assert(
+      fc.asyncProperty(configArbitrary, stepsArbitrary, (config, steps) => compare([config, steps])),
+      { numRuns: 6, seed: 1580382044, path: '5', endOnFailure: true },
+    );
+  });
+
   it('reads the clock jest fakes (a window ends on the fake clock)', async () => {
     const app = Fastify();
     await app.register(fastifyRateLimit, { max: 1, timeWindow: 10_000 });
