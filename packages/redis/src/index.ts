@@ -9,5 +9,5 @@
 export { redisStore } from './store.js';
 export type { IoRedisClientLike, NodeRedisClientLike, RedisClientLike, RedisStore, RedisStoreOptions } from './store.js';
 export { DECISION_BATCH_FUNCTION, DECISION_BATCH_SCRIPT, DECISION_BATCH_SCRIPT_SHA, DECISION_CODE, DECISION_FUNCTION, DECISION_LIBRARY, DECISION_SCRIPT, DECISION_SCRIPT_SHA } from './scripts.js';
-export { redisScriptTransport } from './transport.js';
-export type { RedisScriptTransport } from './transport.js';
+export { batchScript, redisScriptTransport, scriptBatcher } from './transport.js';
+export type { RedisScriptTransport, ScriptBatcher } from './transport.js';

@@ -140,3 +140,6 @@ function isNoScript(error: unknown): boolean {
   const message = (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' && message.startsWith('NOSCRIPT');
 }
+
+export { batchScript, scriptBatcher } from './script-batch.js';
+export type { ScriptBatcher } from './script-batch.js';

@@ -49,6 +49,8 @@ export interface MultiRegionRatelimitConfig {
   enableTelemetry?: boolean;
   /** ratekit's addition: the caller's clock, Unix epoch ms. @default Date.now */
   now?: () => number;
+  /** ratekit's addition: see `Ratelimit`'s `coalesce` (TCP clients only). @default true */
+  coalesce?: boolean;
 }
 
 const ID_CHARACTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -216,9 +218,9 @@ export class MultiRegionRatelimit extends RatelimitCore<MultiRegionContext> {
   static slidingWindow = multiSlidingWindow;
 
   constructor(config: MultiRegionRatelimitConfig) {
-    const { now } = commonOptions(config);
+    const { now, coalescing } = commonOptions(config);
     const prefix = config.prefix ?? DEFAULT_PREFIX;
-    const regionContexts = config.redis.map((redis) => ({ redis, run: lazyRunner(redis), prefix }));
+    const regionContexts = config.redis.map((redis) => ({ redis, run: lazyRunner(redis, coalescing), prefix }));
     // The incumbent always ends up with an ephemeral cache of its own here (its base class makes one
     // whatever `ephemeralCache` says); this keeps one too, in the given Map when there is one.
     const cache = ephemeralCache(config.ephemeralCache instanceof Map ? config.ephemeralCache : new Map<string, number>(), now);

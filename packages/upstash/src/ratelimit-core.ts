@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { RateKitOptionError } from '@ratekit/core';
+import { type CoalescingOptions, RateKitOptionError, resolveCoalescing } from '@ratekit/core';
 import { DYNAMIC_LIMIT_KEY_SUFFIX } from './algorithm-support.js';
 import type { ScriptRunner } from './script-runner.js';
 import { SCRIPTS } from './scripts.js';
@@ -22,21 +22,23 @@ export interface CommonOptions {
   analytics?: boolean;
   enableProtection?: boolean;
   now?: () => number;
+  coalesce?: boolean;
 }
 
 /**
  * Checks the options neither class builds, and the clock.
  *
  * @throws {Error} for `analytics: true` or `enableProtection: true`
- * @throws {RateKitOptionError} for a `now` that is not a function
+ * @throws {RateKitOptionError} for a `now` that is not a function, or a `coalesce` that is not a boolean
  */
-export function commonOptions(config: CommonOptions): { now: () => number } {
+export function commonOptions(config: CommonOptions): { now: () => number; coalescing: CoalescingOptions } {
   if (config.analytics === true) throw new Error('@ratekit/upstash does not record analytics: remove `analytics: true` (or keep @upstash/ratelimit for it)');
   if (config.enableProtection === true) throw new Error('@ratekit/upstash has no deny lists: remove `enableProtection: true` (or keep @upstash/ratelimit for it)');
   const now = config.now ?? Date.now;
 
   if (typeof now !== 'function') throw new RateKitOptionError('now', 'a function returning Unix epoch milliseconds', now);
-  return { now };
+  const coalescing = resolveCoalescing({ coalesce: config.coalesce });
+  return { now, coalescing };
 }
 
 /** The methods of a limiter over the algorithm context `TContext`. */

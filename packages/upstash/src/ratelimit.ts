@@ -58,6 +58,13 @@ export interface RatelimitConfig {
   clock?: 'caller' | 'server';
   /** ratekit's addition: the caller's clock, Unix epoch ms. @default Date.now */
   now?: () => number;
+  /**
+   * ratekit's addition, for an ioredis or node-redis client (TCP): the script calls asked in one
+   * iteration of the event loop go to Redis as one call, as `@ratekit/redis` coalesces its
+   * decisions; every reply is the one the call would get alone (packages/upstash/README.md).
+   * Ignored for an `@upstash/redis` client. @default true
+   */
+  coalesce?: boolean;
 }
 
 /**
@@ -89,12 +96,12 @@ export class Ratelimit extends RatelimitCore<RegionContext> {
   static cachedFixedWindow = cachedFixedWindow;
 
   constructor(config: RatelimitConfig) {
-    const { now } = commonOptions(config);
+    const { now, coalescing } = commonOptions(config);
     const clock = config.clock ?? 'caller';
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value
     if (clock !== 'caller' && clock !== 'server') throw new RateKitOptionError('clock', "'caller' or 'server'", clock);
     const cache = config.ephemeralCache === false ? undefined : ephemeralCache(config.ephemeralCache instanceof Map ? config.ephemeralCache : new Map<string, number>(), now);
-    const run = lazyRunner(config.redis);
+    const run = lazyRunner(config.redis, coalescing);
     const ctx: RegionContext = { redis: config.redis, cache, dynamicLimits: config.dynamicLimits ?? false, prefix: config.prefix ?? DEFAULT_PREFIX, run, now, clock };
     super({ limiter: config.limiter, ctx, config, primaryRun: run });
   }

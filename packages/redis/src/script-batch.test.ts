@@ -1,0 +1,193 @@
+import { describeWithService, freshNamespace, parseClusterNodes, redisClusterService, redisService } from '@ratekit/test-utils';
+import calculateSlot from 'cluster-key-slot';
+import fc from 'fast-check';
+import { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
+import { batchScript, scriptBatcher } from './script-batch.js';
+import { redisScriptTransport } from './transport.js';
+
+/**
+ * scriptBatcher: a package's own scripts, coalesced per iteration into one
+ * call of a batch script, with every reply as the script alone gives it.
+ */
+
+/** Three scripts of the kinds a limiter sends: a counter with an expiry, a read that may be nil, and one that fails on demand. */
+const INCR = `local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+if n == tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return {n, redis.call('PTTL', KEYS[1])}`;
+const GET = `return redis.call('GET', KEYS[1])`;
+const FAIL = `if ARGV[1] == 'call' then return redis.call('HGET', KEYS[1], 'x') end
+return redis.error_reply('refused: ' .. KEYS[1])`;
+const SCRIPTS = [INCR, GET, FAIL];
+
+const CLIENTS = {
+  ioredis: async (url: string) => {
+    const client = new Redis(url);
+    await new Promise<void>((resolve, reject) => client.once('ready', resolve).once('error', reject));
+    return { client, close: () => client.quit().then(() => undefined) };
+  },
+  'node-redis': async (url: string) => {
+    const client = await createClient({ url }).connect();
+    return { client, close: () => client.quit().then(() => undefined) };
+  },
+} as const;
+
+/** `client`, recording the key count of every EVALSHA/EVAL it sends. */
+function counted<T extends object>(client: T): { client: T; calls: number[] } {
+  const calls: number[] = [];
+  const proxy = new Proxy(client, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target) as unknown;
+      if (typeof value !== 'function') return value;
+      if (name === 'evalsha' || name === 'eval') return (s: string, n: number, ...rest: unknown[]) => (calls.push(n), (value as (...a: unknown[]) => unknown).call(target, s, n, ...rest));
+      if (name === 'evalSha') return (s: string, o: { keys: string[] }) => (calls.push(o.keys.length), (value as (...a: unknown[]) => unknown).call(target, s, o));
+      return (value as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
+  return { client: proxy, calls };
+}
+
+describe('batchScript', () => {
+  it('refuses a script with a shebang line: its flags would apply to the whole batch', () => {
+    expect(() => batchScript(['#!lua flags=no-writes\nreturn 1'])).toThrow(/shebang/);
+  });
+});
+
+describeWithService(redisService, 'scriptBatcher, on a real Redis', (server) => {
+  for (const [clientName, connect] of Object.entries(CLIENTS)) {
+    describe(`with ${clientName}`, () => {
+      let connection: Awaited<ReturnType<(typeof CLIENTS)['ioredis']>>;
+      beforeAll(async () => {
+        connection = (await connect(server().url)) as typeof connection;
+      });
+      afterAll(() => connection.close());
+
+      it('the calls asked after the first of an iteration go as one call, each answered as alone and in the order asked', async () => {
+        const { client, calls } = counted(connection.client);
+        const batcher = scriptBatcher(redisScriptTransport(client)!, SCRIPTS, { batchesInFlight: 0 });
+        const key = `${freshNamespace()}:hits`;
+        // The steady state: the server has the batch script (the first call ever is EVALSHA, NOSCRIPT, then EVAL).
+        await batcher.run(GET, [key], []);
+        calls.length = 0;
+        const replies = await Promise.all([1, 2, 3, 4].map(() => batcher.run(INCR, [key], ['1', '60000'])));
+        expect(replies.map((r) => (r as number[])[0])).toEqual([1, 2, 3, 4]);
+        for (const reply of replies) expect((reply as number[])[1]).toBeGreaterThan(59_000);
+        // The first alone (a batch of one), the other three together.
+        expect(calls).toEqual([1, 3]);
+      });
+
+      it('a nil reply is null; a failing call rejects alone with its error, its neighbours in the batch unharmed', async () => {
+        const batcher = scriptBatcher(redisScriptTransport(connection.client)!, SCRIPTS, { batchesInFlight: 0 });
+        const ns = freshNamespace();
+        await connection.client.set(`${ns}:string`, 'x');
+        const results = await Promise.allSettled([
+          batcher.run(GET, [`${ns}:absent`], []),
+          batcher.run(FAIL, [`${ns}:a`], ['reply']),
+          batcher.run(INCR, [`${ns}:n`], ['5', '1000']),
+          batcher.run(FAIL, [`${ns}:string`], ['call']),
+          batcher.run(GET, [`${ns}:n`], []),
+        ]);
+        expect(results[0]).toEqual({ status: 'fulfilled', value: null });
+        expect(results[1]).toMatchObject({ status: 'rejected', reason: { message: `refused: ${ns}:a` } });
+        expect(results[2]).toMatchObject({ status: 'fulfilled', value: [5, expect.any(Number)] });
+        expect(results[3]).toMatchObject({ status: 'rejected', reason: { message: expect.stringMatching(/WRONGTYPE/) } });
+        expect(results[4]).toEqual({ status: 'fulfilled', value: '5' });
+      });
+
+      it('after SCRIPT FLUSH (a restart, a failover) the batch is sent again with EVAL, in order, and decides alike', async () => {
+        const batcher = scriptBatcher(redisScriptTransport(connection.client)!, SCRIPTS);
+        const key = `${freshNamespace()}:hits`;
+        await batcher.run(INCR, [key], ['1', '60000']);
+        const admin = await createClient({ url: server().url }).connect();
+        await admin.scriptFlush();
+        await admin.quit();
+        const replies = await Promise.all([1, 2, 3].map(() => batcher.run(INCR, [key], ['1', '60000'])));
+        expect(replies.map((r) => (r as number[])[0])).toEqual([2, 3, 4]);
+      });
+
+      it('coalesce: false sends each call alone', async () => {
+        const { client, calls } = counted(connection.client);
+        const batcher = scriptBatcher(redisScriptTransport(client)!, SCRIPTS, { coalesce: false });
+        const key = `${freshNamespace()}:hits`;
+        await batcher.run(GET, [key], []);
+        calls.length = 0;
+        await Promise.all([1, 2, 3].map(() => batcher.run(INCR, [key], ['1', '60000'])));
+        expect(calls).toEqual([1, 1, 1]);
+      });
+
+      it('differential: any interleaving of the three scripts on a few keys answers exactly as the same calls sent one at a time', async () => {
+        const transport = redisScriptTransport(connection.client)!;
+        const coalesced = scriptBatcher(transport, SCRIPTS);
+        const alone = scriptBatcher(transport, SCRIPTS, { coalesce: false });
+        const call = fc.record({ script: fc.constantFrom(INCR, GET, FAIL), key: fc.constantFrom('a', 'b', 'c'), n: fc.integer({ min: -2, max: 3 }) });
+        await fc.assert(
+          fc.asyncProperty(fc.array(call, { minLength: 1, maxLength: 40 }), async (calls) => {
+            const run = async (batcher: typeof coalesced, ns: string, together: boolean) => {
+              const one = (c: (typeof calls)[number]) => {
+                const args = c.script === INCR ? [String(c.n), '60000'] : c.script === FAIL ? ['reply'] : [];
+                return batcher.run(c.script, [`${ns}:${c.key}`], args).then(
+                  (value) => ({ value: c.script === INCR ? (value as number[])[0] : value }),
+                  (error: Error) => ({ error: error.message.replace(ns, '') }),
+                );
+              };
+              if (together) return Promise.all(calls.map(one));
+              const out = [];
+              for (const c of calls) out.push(await one(c));
+              return out;
+            };
+            const together = await run(coalesced, freshNamespace(), true);
+            const sequential = await run(alone, freshNamespace(), false);
+            expect(together).toEqual(sequential);
+          }),
+          { numRuns: 40 },
+        );
+      });
+    });
+  }
+
+  it('run() with a script the batcher was not built with throws a TypeError', async () => {
+    const { client, close } = await CLIENTS.ioredis(server().url);
+    try {
+      const batcher = scriptBatcher(redisScriptTransport(client)!, SCRIPTS);
+      expect(() => batcher.run('return 1', ['k'], [])).toThrow(TypeError);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describeWithService(redisClusterService, 'scriptBatcher on a Redis Cluster', (server) => {
+  const CLUSTER_CLIENTS = {
+    'ioredis Cluster': async () => {
+      const cluster = new Cluster(parseClusterNodes(server().url).map((node) => ({ host: node.host, port: node.port })));
+      await new Promise<void>((resolve, reject) => cluster.once('ready', resolve).once('error', reject));
+      return { client: cluster, close: () => cluster.quit().then(() => undefined) };
+    },
+    'node-redis createCluster': async () => {
+      const cluster = createCluster({ rootNodes: parseClusterNodes(server().url).map((node) => ({ url: `redis://${node.host}:${node.port}` })) });
+      cluster.on('error', () => {});
+      await cluster.connect();
+      return { client: cluster, close: () => cluster.close().then(() => undefined) };
+    },
+  } as const;
+
+  for (const [clientName, connect] of Object.entries(CLUSTER_CLIENTS)) {
+    it(`with ${clientName}: one batch per hash slot, each answered in order`, async () => {
+      const { client, close } = await connect();
+      try {
+        const transport = redisScriptTransport(client)!;
+        const sent: string[][] = [];
+        const spy = { ...transport, run: (script: string, sha: string, keys: string[], args: string[]) => (sent.push(keys), transport.run(script, sha, keys, args)) };
+        const batcher = scriptBatcher(spy, SCRIPTS, { batchesInFlight: 0 });
+        const ns = freshNamespace();
+        const keys = Array.from({ length: 12 }, (_, i) => `${ns}:k${i}`);
+        const replies = await Promise.all([0, 1, 2].flatMap(() => keys.map((key) => batcher.run(INCR, [key], ['1', '60000']))));
+        expect(replies.map((r) => (r as number[])[0])).toEqual([...keys.map(() => 1), ...keys.map(() => 2), ...keys.map(() => 3)]);
+        for (const batch of sent) expect(new Set(batch.map((key) => calculateSlot(key))).size).toBe(1);
+        expect(sent.length).toBeLessThanOrEqual(1 + new Set(keys.map((key) => calculateSlot(key))).size);
+      } finally {
+        await close();
+      }
+    });
+  }
+});

@@ -1,0 +1,196 @@
+/**
+ * Coalescing for any package's own Lua: the script calls asked in one
+ * iteration of the event loop go to Redis as one call of a batch script, as
+ * this package's store coalesces its decisions (core's `turnCoalescer`
+ * schedules both).
+ *
+ * The rule, and why it never changes a reply: the batch script holds each
+ * script's text, unchanged, as the body of a Lua function whose parameters
+ * are named `KEYS` and `ARGV`, and runs the calls of the batch one after the
+ * other, in the order they were asked. Redis runs a script without
+ * interruption, so every call reads what the calls before it left, exactly
+ * as when each is sent alone on one connection (which also keeps them in
+ * order). A lone call (the first of an iteration, or coalescing off) goes as
+ * a batch of one, so every call to a node uses the one batch script: a node
+ * that lacks it (NOSCRIPT) lacks it for every call sent to it in a row, and
+ * their EVALs go in the order the calls were sent. A call that fails inside
+ * a batch (a key of another type, `redis.error_reply`) fails alone, as it
+ * would alone; a batch that fails (a closed connection) fails each call.
+ *
+ * On a cluster a batch holds the calls of one hash slot (the slot of each
+ * call's first key; a call's own keys share a slot, as they must alone).
+ *
+ * @module
+ */
+import { type CoalescingOptions, DEFAULT_BATCHES_IN_FLIGHT, resolveCoalescing, turnCoalescer } from '@ratekit/core';
+import type { RedisScriptTransport } from './transport.js';
+
+/** Sends calls of a fixed set of scripts, coalesced per iteration (see the module's rule). */
+export interface ScriptBatcher {
+  /**
+   * Runs `script` (one of the scripts the batcher was built with) over
+   * `keys` and `args`. Resolves with the script's reply as the client
+   * decodes it (`null` for a Lua `nil` or `false`), or rejects with the
+   * script's error (an `Error` with its message) or the call's.
+   *
+   * @throws {TypeError} (synchronously) when `script` is not one of the batcher's
+   */
+  run(script: string, keys: readonly string[], args: readonly string[]): Promise<unknown>;
+  /** Sends the calls waiting for their iteration's batch now (before the application closes the client). */
+  flush(): void;
+}
+
+/** A call waiting for its batch. */
+interface Waiting {
+  readonly script: number;
+  readonly keys: readonly string[];
+  readonly args: readonly string[];
+  readonly resolve: (reply: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * The batch script over `scripts`: ARGV[1] lists each call as three
+ * numbers, the script's position (from 1), its key count and its argument
+ * count; the calls' keys follow in KEYS, their arguments in ARGV from 2. It
+ * replies with one entry per call: `{1, reply}`, or `{0, message}` when the
+ * call failed.
+ *
+ * @throws {TypeError} when a script starts with a shebang line (`#!lua …`): its flags would apply to the whole batch
+ */
+export function batchScript(scripts: readonly string[]): string {
+  let text = 'local run = {}\n';
+  scripts.forEach((script, i) => {
+    if (script.trimStart().startsWith('#!')) throw new TypeError(`scriptBatcher: script ${i + 1} starts with a shebang line, which cannot be batched`);
+    text += `run[${i + 1}] = function(KEYS, ARGV)\n${script}\nend\n`;
+  });
+  return `${text}local spec, out, k, a = {}, {}, 0, 1
+for n in string.gmatch(ARGV[1], '%d+') do spec[#spec + 1] = tonumber(n) end
+for i = 1, #spec, 3 do
+  local keys, args = {}, {}
+  for j = 1, spec[i + 1] do keys[j] = KEYS[k + j] end
+  for j = 1, spec[i + 2] do args[j] = ARGV[a + j] end
+  k = k + spec[i + 1]
+  a = a + spec[i + 2]
+  local ok, reply = pcall(run[spec[i]], keys, args)
+  if ok and type(reply) == 'table' and reply.err then ok, reply = false, reply.err end
+  if ok then
+    out[#out + 1] = {1, reply}
+  else
+    if type(reply) == 'table' and reply.err then reply = reply.err end
+    out[#out + 1] = {0, tostring(reply)}
+  end
+end
+return out
+`;
+}
+
+/**
+ * A batcher of `scripts` over `transport`: coalesced per iteration by
+ * default, on the same options and defaults as `redisStore`'s (`coalesce`,
+ * `maxBatchSize`, `batchesInFlight`: core's `CoalescingOptions`).
+ *
+ * @param transport - from {@link redisScriptTransport}
+ * @param scripts - each script's text, as it would be sent alone (KEYS and ARGV, no shebang line)
+ * @param options - coalescing; `{ coalesce: false }` sends each call alone (still as a batch of one)
+ * @throws {RateKitOptionError} for a bad coalescing option
+ * @throws {TypeError} for a script with a shebang line
+ * @example
+ * ```ts
+ * import { redisScriptTransport, scriptBatcher } from '@ratekit/redis/transport';
+ * const INCR = "local n = redis.call('INCR', KEYS[1]); redis.call('PEXPIRE', KEYS[1], ARGV[1]); return n";
+ * const batcher = scriptBatcher(redisScriptTransport(client)!, [INCR]);
+ * const hits = await batcher.run(INCR, ['hits:42'], ['60000']);
+ * ```
+ */
+export function scriptBatcher(transport: RedisScriptTransport, scripts: readonly string[], options: CoalescingOptions = {}): ScriptBatcher {
+  // Batches in flight overlap only when each is written at once (see redisStore).
+  const { coalesce, maxBatchSize, batchesInFlight } = resolveCoalescing(options, transport.writesEachCommand ? DEFAULT_BATCHES_IN_FLIGHT : 0);
+  const positions = new Map(scripts.map((script, i) => [script, i + 1]));
+  const text = batchScript(scripts);
+  let sha: string | undefined;
+  // The SHA-1 for EVALSHA, from Web Crypto (every runtime has it; node:crypto not all): the first calls wait for it, in order.
+  const shaReady = sha1Hex(text).then((hex) => {
+    sha = hex;
+  });
+  const call = (keys: string[], args: string[]): Promise<unknown> => (sha === undefined ? shaReady.then(() => transport.run(text, sha!, keys, args)) : transport.run(text, sha, keys, args));
+
+  const send = (batch: readonly Waiting[]): Promise<unknown> => {
+    const keys: string[] = [];
+    const args: string[] = [''];
+    let spec = '';
+    for (const w of batch) {
+      spec += `${w.script} ${w.keys.length} ${w.args.length} `;
+      for (const key of w.keys) keys.push(key);
+      for (const arg of w.args) args.push(arg);
+    }
+    args[0] = spec;
+    const reply = attempt(() => call(keys, args));
+    reply.then(
+      (replies) => {
+        if (!Array.isArray(replies) || replies.length !== batch.length) {
+          const error = new Error(`scriptBatcher: unexpected reply from the batch script: ${String(replies).slice(0, 200)}`);
+          for (const w of batch) w.reject(error);
+          return;
+        }
+        for (let i = 0; i < batch.length; i++) settle(batch[i]!, replies[i]);
+      },
+      (error: unknown) => {
+        for (const w of batch) w.reject(error);
+      },
+    );
+    return reply;
+  };
+
+  const position = (script: string): number => {
+    const found = positions.get(script);
+    if (found === undefined) throw new TypeError('scriptBatcher: run() was given a script the batcher was not built with');
+    return found;
+  };
+  if (!coalesce) {
+    return {
+      run: (script, keys, args) => {
+        const p = position(script);
+        return new Promise((resolve, reject) => void send([{ script: p, keys, args, resolve, reject }]).catch(() => {}));
+      },
+      flush: () => {},
+    };
+  }
+  const slotOf = transport.slotOf;
+  const turns = turnCoalescer<Waiting>({ maxBatchSize, batchesInFlight, send, groupOf: slotOf === undefined ? undefined : (w) => slotOf(w.keys[0]!) });
+  return {
+    run: (script, keys, args) => {
+      const p = position(script);
+      return new Promise((resolve, reject) => {
+        const waiting: Waiting = { script: p, keys, args, resolve, reject };
+        // The first call of an iteration goes at once (unless under load): a call alone waits for nothing.
+        if (turns.first()) void send([waiting]).catch(() => {});
+        else turns.add(waiting);
+      });
+    },
+    flush: () => turns.flush(),
+  };
+}
+
+/** One entry of the batch reply: resolve with the reply, or reject with the call's own error. */
+function settle(w: Waiting, entry: unknown): void {
+  if (Array.isArray(entry) && entry[0] === 1) w.resolve(entry.length > 1 ? entry[1] : null);
+  else if (Array.isArray(entry) && entry[0] === 0) w.reject(new Error(String(entry[1])));
+  else w.reject(new Error(`scriptBatcher: unexpected entry in the batch reply: ${String(entry).slice(0, 200)}`));
+}
+
+/** `send()`, a throw turned into a rejection: a batch is sent from a tick, where a throw would reach no caller. */
+function attempt(send: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return send();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+async function sha1Hex(text: string): Promise<string> {
+  const digest = new Uint8Array(await globalThis.crypto.subtle.digest('SHA-1', new TextEncoder().encode(text)));
+  let hex = '';
+  for (const byte of digest) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
