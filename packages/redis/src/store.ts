@@ -12,6 +12,7 @@ import {
 } from '@ratekit/core';
 import calculateSlot from 'cluster-key-slot';
 import { decisionProtocol } from './protocol.js';
+import { redisScriptTransport } from './transport.js';
 import { DECISION_BATCH_FUNCTION, DECISION_BATCH_SCRIPT, DECISION_BATCH_SCRIPT_SHA, DECISION_FUNCTION, DECISION_LIBRARY, DECISION_SCRIPT, DECISION_SCRIPT_SHA } from './scripts.js';
 
 const STORE_NAME = 'redis';
@@ -301,75 +302,54 @@ function scriptRunner(client: unknown): ScriptRunner {
 }
 
 function transport(client: unknown): Transport {
-  if (typeof client === 'object' && client !== null) {
-    const c = client as Partial<NodeRedisClientLike & IoRedisClientLike> & Record<string, unknown>;
-    if (typeof c.evalSha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function') {
-      const nodeRedis = client as NodeRedisClientLike;
-      const sendCommand = c.sendCommand as Send | undefined;
-      // A node-redis cluster routes sendCommand by its first argument, a key; a client takes the command alone.
-      const cluster = typeof c.nodeClient === 'function';
-      // A node-redis Sentinel client (createSentinel) takes whether the command is read-only first.
-      const sentinel = typeof c.getMasterNode === 'function';
-      return {
-        fcall: typeof nodeRedis.fCall === 'function' && typeof sendCommand === 'function' ? (keys, argument) => nodeRedis.fCall!(DECISION_FUNCTION, { keys, arguments: [argument] }) : undefined,
-        load: (key) => {
-          const command = ['FUNCTION', 'LOAD', DECISION_LIBRARY];
-          if (cluster) return sendCommand!.call(client, key, false, command);
-          return sentinel ? sendCommand!.call(client, false, command) : sendCommand!.call(client, command);
-        },
-        script: (keys, argument) => {
-          const command = { keys, arguments: [argument] };
-          return nodeRedis.evalSha(DECISION_SCRIPT_SHA, command).catch((error: unknown) => {
-            if (!isNoScript(error)) throw error;
-            // EVAL runs the script and caches it on the node that owns the key, so the next EVALSHA hits.
-            return nodeRedis.eval(DECISION_SCRIPT, command);
-          });
-        },
-        del: (keys) => nodeRedis.del(keys),
-        fcallMany: (keys, args) => nodeRedis.fCall!(DECISION_BATCH_FUNCTION, { keys, arguments: args }),
-        scriptMany: (keys, args) => {
-          const command = { keys, arguments: args };
-          return nodeRedis.evalSha(DECISION_BATCH_SCRIPT_SHA, command).catch((error: unknown) => {
-            if (!isNoScript(error)) throw error;
-            return nodeRedis.eval(DECISION_BATCH_SCRIPT, command);
-          });
-        },
-        cluster,
-        writesEachCommand: false,
-      };
-    }
-    if (typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function') {
-      const ioredis = client as IoRedisClientLike;
-      const call = c.call as Send | undefined;
-      // An ioredis Cluster sends a command without a key to any node: load on every master.
-      const nodes = c.nodes as ((role: string) => { call: Send }[]) | undefined;
-      return {
-        fcall:
-          typeof ioredis.fcall === 'function' && typeof call === 'function'
-            ? (keys, argument) => (keys.length === 1 ? ioredis.fcall!(DECISION_FUNCTION, 1, keys[0]!, argument) : ioredis.fcall!(DECISION_FUNCTION, keys.length, ...keys, argument))
-            : undefined,
-        load: () =>
-          typeof nodes === 'function'
-            ? Promise.all(nodes.call(client, 'master').map((node) => node.call('FUNCTION', 'LOAD', DECISION_LIBRARY).catch(ignoreLoaded)))
-            : call!.call(client, 'FUNCTION', 'LOAD', DECISION_LIBRARY),
-        script: (keys, argument) =>
-          ioredis.evalsha(DECISION_SCRIPT_SHA, keys.length, ...keys, argument).catch((error: unknown) => {
-            if (!isNoScript(error)) throw error;
-            return ioredis.eval(DECISION_SCRIPT, keys.length, ...keys, argument);
-          }),
-        del: (keys) => ioredis.del(...keys),
-        fcallMany: (keys, args) => ioredis.fcall!(DECISION_BATCH_FUNCTION, keys.length, ...keys, ...args),
-        scriptMany: (keys, args) =>
-          ioredis.evalsha(DECISION_BATCH_SCRIPT_SHA, keys.length, ...keys, ...args).catch((error: unknown) => {
-            if (!isNoScript(error)) throw error;
-            return ioredis.eval(DECISION_BATCH_SCRIPT, keys.length, ...keys, ...args);
-          }),
-        cluster: typeof nodes === 'function',
-        writesEachCommand: (c.options as { enableAutoPipelining?: unknown } | undefined)?.enableAutoPipelining !== true,
-      };
-    }
+  // Which library, whether a cluster's, and the script call (EVALSHA, EVAL on NOSCRIPT): the exported transport's.
+  const base = redisScriptTransport(client);
+  const c = client as Partial<NodeRedisClientLike & IoRedisClientLike> & Record<string, unknown>;
+  if (base === undefined || typeof c.del !== 'function') throw new RateKitOptionError('client', 'a node-redis (redis 5+) or ioredis client or cluster', client);
+  const script = (keys: string[], argument: string) => base.run(DECISION_SCRIPT, DECISION_SCRIPT_SHA, keys, [argument]);
+  const scriptMany = (keys: string[], args: string[]) => base.run(DECISION_BATCH_SCRIPT, DECISION_BATCH_SCRIPT_SHA, keys, args);
+  if (base.library === 'node-redis') {
+    const nodeRedis = client as NodeRedisClientLike;
+    const sendCommand = c.sendCommand as Send | undefined;
+    // A node-redis cluster routes sendCommand by its first argument, a key; a client takes the command alone.
+    const cluster = typeof c.nodeClient === 'function';
+    // A node-redis Sentinel client (createSentinel) takes whether the command is read-only first.
+    const sentinel = typeof c.getMasterNode === 'function';
+    return {
+      fcall: typeof nodeRedis.fCall === 'function' && typeof sendCommand === 'function' ? (keys, argument) => nodeRedis.fCall!(DECISION_FUNCTION, { keys, arguments: [argument] }) : undefined,
+      load: (key) => {
+        const command = ['FUNCTION', 'LOAD', DECISION_LIBRARY];
+        if (cluster) return sendCommand!.call(client, key, false, command);
+        return sentinel ? sendCommand!.call(client, false, command) : sendCommand!.call(client, command);
+      },
+      script,
+      del: (keys) => nodeRedis.del(keys),
+      fcallMany: (keys, args) => nodeRedis.fCall!(DECISION_BATCH_FUNCTION, { keys, arguments: args }),
+      scriptMany,
+      cluster,
+      writesEachCommand: base.writesEachCommand,
+    };
   }
-  throw new RateKitOptionError('client', 'a node-redis (redis 5+) or ioredis client or cluster', client);
+  const ioredis = client as IoRedisClientLike;
+  const call = c.call as Send | undefined;
+  // An ioredis Cluster sends a command without a key to any node: load on every master.
+  const nodes = c.nodes as ((role: string) => { call: Send }[]) | undefined;
+  return {
+    fcall:
+      typeof ioredis.fcall === 'function' && typeof call === 'function'
+        ? (keys, argument) => (keys.length === 1 ? ioredis.fcall!(DECISION_FUNCTION, 1, keys[0]!, argument) : ioredis.fcall!(DECISION_FUNCTION, keys.length, ...keys, argument))
+        : undefined,
+    load: () =>
+      typeof nodes === 'function'
+        ? Promise.all(nodes.call(client, 'master').map((node) => node.call('FUNCTION', 'LOAD', DECISION_LIBRARY).catch(ignoreLoaded)))
+        : call!.call(client, 'FUNCTION', 'LOAD', DECISION_LIBRARY),
+    script,
+    del: (keys) => ioredis.del(...keys),
+    fcallMany: (keys, args) => ioredis.fcall!(DECISION_BATCH_FUNCTION, keys.length, ...keys, ...args),
+    scriptMany,
+    cluster: base.cluster,
+    writesEachCommand: base.writesEachCommand,
+  };
 }
 
 /**
@@ -512,10 +492,6 @@ function coalescer(runner: ScriptRunner, maxBatchSize: number, batchesInFlight: 
 function errorMessage(error: unknown): string {
   const message = (error as { message?: unknown } | null)?.message;
   return typeof message === 'string' ? message : '';
-}
-
-function isNoScript(error: unknown): boolean {
-  return errorMessage(error).startsWith('NOSCRIPT');
 }
 
 function isFunctionNotFound(error: unknown): boolean {
