@@ -142,4 +142,6 @@ function isNoScript(error: unknown): boolean {
 }
 
 export { batchScript, scriptBatcher } from './script-batch.js';
+export { upstashScriptRun } from './upstash-transport.js';
+export type { UpstashScriptClient } from './upstash-transport.js';
 export type { ScriptBatcher } from './script-batch.js';

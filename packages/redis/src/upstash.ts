@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { upstashScriptRun } from './upstash-transport.js';
 import { assertObject, assertOneOf, type Decision, type EvaluateRequest, RateKitError, RateKitOptionError, type RateLimitStore, type ResolvedLimit } from '@ratekit/core';
 import { DECISION_SCRIPT } from './lua.js';
 import { decisionProtocol } from './protocol.js';
@@ -113,14 +114,8 @@ export function upstashStore(options: UpstashStoreOptions): UpstashStore {
   assertOneOf('clock', clock, ['server', 'caller'] as const);
   const protocol = decisionProtocol(prefix, clock);
 
-  const run = (keys: string[], argument: string): Promise<unknown> =>
-    scriptSha().then((sha) =>
-      client.evalsha(sha, keys, [argument]).catch((error: unknown) => {
-        if (!isNoScript(error)) throw error;
-        // EVAL runs the script and caches it, so the next EVALSHA hits.
-        return client.eval(DECISION_SCRIPT, keys, [argument]);
-      }),
-    );
+  const send = upstashScriptRun(client);
+  const run = (keys: string[], argument: string): Promise<unknown> => scriptSha().then((sha) => send(DECISION_SCRIPT, sha, keys, [argument]));
 
   return {
     name: STORE_NAME,
@@ -183,13 +178,4 @@ export function scriptSha(): Promise<string> {
     });
   }
   return shaPromise;
-}
-
-/**
- * Redis's NOSCRIPT, as `@upstash/redis` reports it: `NOSCRIPT No matching script…` from a single
- * command, `Command failed: NOSCRIPT …` from its auto-pipeline (on by default since 1.34).
- */
-function isNoScript(error: unknown): boolean {
-  const message = (error as { message?: unknown } | null)?.message;
-  return typeof message === 'string' && /^(Command failed: )?NOSCRIPT/.test(message);
 }

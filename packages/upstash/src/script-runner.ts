@@ -15,18 +15,12 @@
  * @module
  */
 import type { CoalescingOptions } from '@ratekit/core';
-import { redisScriptTransport, scriptBatcher } from '@ratekit/redis/transport';
+import { redisScriptTransport, scriptBatcher, type UpstashScriptClient, upstashScriptRun } from '@ratekit/redis/transport';
 import { type LuaScript, SCRIPTS } from './scripts.js';
 
 /** The package's own scripts, batched together on TCP (a script of another module goes alone). */
 const BATCHED = Object.values(SCRIPTS).map((lua) => lua.script);
 const IS_BATCHED = new Set(BATCHED);
-
-/** The part of an `@upstash/redis` client used here (`Redis` from `@upstash/redis`, any entry). */
-export interface UpstashRedisLike {
-  evalsha(sha1: string, keys: string[], args: unknown[]): Promise<unknown>;
-  eval(script: string, keys: string[], args: unknown[]): Promise<unknown>;
-}
 
 /** Runs one script over `keys` and `args`, resolving with the reply as the client gives it. */
 export type ScriptRunner = (script: LuaScript, keys: string[], args: string[]) => Promise<unknown>;
@@ -48,16 +42,8 @@ export function scriptRunner(client: unknown, coalescing: CoalescingOptions = {}
   }
   // `evalsha` is not read here: @upstash/ratelimit reads it only to call it, and its tests count the reads.
   if (typeof c.eval === 'function') {
-    const upstash = client as unknown as UpstashRedisLike;
-    return async (script, keys, args) => {
-      try {
-        return await upstash.evalsha(script.sha, keys, args);
-      } catch (error) {
-        // The incumbent's test: `${error}`.includes('NOSCRIPT') (single commands and auto-pipelines).
-        if (!String(error).includes('NOSCRIPT')) throw error;
-        return upstash.eval(script.script, keys, args);
-      }
-    };
+    const send = upstashScriptRun(client as unknown as UpstashScriptClient);
+    return (script, keys, args) => send(script.script, script.sha, keys, args);
   }
   return undefined;
 }
