@@ -10,6 +10,7 @@ import { accessSync, constants } from 'node:fs';
 import os from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isTwin, twinOf, twinProcess, untwinned } from './lib/against.mjs';
 import { startChild } from './lib/child.mjs';
 import { formatPercent, formatRate, formatRatio, renderTable } from './lib/format.mjs';
 import { median, seededRandom } from './lib/stats.mjs';
@@ -60,7 +61,7 @@ export function storeCounts(options) {
  * clients (`ioredis`) or both (`ioredis/gcra`); unnamed dimensions take
  * their defaults (every client; the default variants). Baselines always run.
  */
-export function chooseContenders(selectors) {
+export function chooseContenders(selectors, against) {
   const clientIds = new Set(CLIENTS.map((c) => c.id));
   const variantIds = new Set(VARIANTS.map((v) => v.id));
   const pairs = [];
@@ -80,9 +81,14 @@ export function chooseContenders(selectors) {
         (v.clients === undefined || v.clients.includes(client.id)) &&
         (v.reference || pairs.includes(`${client.id}/${v.id}`) || (clients.includes(client) && (wantedVariants.length === 0 ? v.default : wantedVariants.includes(v.id)))),
     );
-    if (variants.length > 1) chosen.push({ client, variants });
+    if (variants.length > 1) chosen.push({ client, variants: against === undefined ? variants : withTwins(variants, against) });
   }
   return chosen;
+}
+
+/** With --against, each of our variants followed by its twin: the same contender on the ref's packages (lib/against.mjs). */
+function withTwins(variants, against) {
+  return variants.flatMap((v) => (v.reference || v.peer ? [v] : [v, { ...v, id: twinOf(v.id), label: `${v.label} @ ${against.short}`, default: false, loneOf: undefined, twin: true }]));
 }
 
 /**
@@ -91,7 +97,7 @@ export function chooseContenders(selectors) {
  */
 export async function run(options, log) {
   const counts = storeCounts(options);
-  const chosen = chooseContenders(options.variants);
+  const chosen = chooseContenders(options.variants, options.against);
   if (chosen.length === 0) throw new Error(`--variants=${options.variants?.join(',')} names no store contender`);
   if (!process.env.REDIS_URL && !onPath('redis-server')) {
     // A default part: a machine without Redis still gets the other parts' tables.
@@ -114,7 +120,7 @@ export async function run(options, log) {
       results.scenarios[scenario.id] = {
         title: scenario.title,
         keyCount: scenario.keyCount,
-        ...(await runScenario({ scenario, chosen, counts, server, admin, runId, random, log })),
+        ...(await runScenario({ scenario, chosen, counts, server, admin, runId, random, log, against: options.against })),
       };
     }
     results.usedMemory = /used_memory_human:(\S+)/.exec(await admin.info('memory'))?.[1];
@@ -128,23 +134,24 @@ export async function run(options, log) {
     inFlight: IN_FLIGHT,
     seed: options.seed,
     limit: LIMIT,
+    against: options.against === undefined ? undefined : { ref: options.against.ref, short: options.against.short },
     target: TARGET,
     server: { own: server.own, url: server.own ? 'private redis-server on a loopback port' : 'REDIS_URL', version: server.version },
   };
   results.versions = storeVersions();
   results.clients = chosen.map(({ client, variants }) => ({
     ...client,
-    contenders: variants.map(({ id, label, what, reference, peer, limits }) => ({ id: `${client.id}/${id}`, variant: id, label, what, reference: reference === true, peer: peer === true, limits })),
+    contenders: variants.map(({ id, label, what, reference, peer, limits, twin }) => ({ id: `${client.id}/${id}`, variant: id, label, what, reference: reference === true, peer: peer === true, twin: twin === true, limits })),
   }));
   return results;
 }
 
-async function runScenario({ scenario, chosen, counts, server, admin, runId, random, log }) {
+async function runScenario({ scenario, chosen, counts, server, admin, runId, random, log, against }) {
   const prefixOf = (id) => `ratekit-bench:${runId}:${scenario.id}:${id.replace('/', ':')}:`;
   const ids = chosen.flatMap(({ client, variants }) => variants.map((v) => `${client.id}/${v.id}`));
   if (server.own) await admin.flushall();
   log(`store, ${scenario.title}: starting ${ids.length} processes (${chosen.map((c) => c.client.id).join(', ')})`);
-  const children = new Map(ids.map((id) => [id, startChild(WORKER, { label: `${id} (${scenario.title})` })]));
+  const children = new Map(ids.map((id) => [id, startChild(WORKER, { label: `${id} (${scenario.title})`, ...(isTwin(id) ? twinProcess(against) : {}) })]));
   const out = {};
   let contenders;
   try {
@@ -157,7 +164,7 @@ async function runScenario({ scenario, chosen, counts, server, admin, runId, ran
       const ready = await child.request({
         cmd: 'prepare',
         client,
-        variant,
+        variant: untwinned(variant),
         url: server.url,
         prefix: prefixOf(id),
         keyCount: scenario.keyCount,
@@ -219,7 +226,7 @@ async function runScenario({ scenario, chosen, counts, server, admin, runId, ran
     });
     for (const id of ids) {
       const problems = sanity.get(id);
-      const variant = VARIANTS.find((v) => v.id === id.split('/')[1]);
+      const variant = VARIANTS.find((v) => v.id === untwinned(id.split('/')[1]));
       const keys = held.get(id) ?? { count: 0, sampled: 0, withoutTtl: 0 };
       // Keys whose state is worth nothing once idle (a GCRA far from its limit) expire about 2 s after their last decision.
       if (variant.idleKeysExpire ? keys.count > scenario.keyCount : keys.count !== scenario.keyCount) {
@@ -450,6 +457,7 @@ export function render(results) {
     clientRows,
   );
   const coalescing = renderCoalescing(results);
+  const versusRef = renderAgainst(results);
   const v = results.versions;
   const intro = [
     `## Redis-backed decisions (Redis ${config.server.version}, ${config.server.url}, ${config.inFlight} in flight per client)`,
@@ -480,6 +488,7 @@ export function render(results) {
     '',
     coalescing,
     '',
+    ...(versusRef === undefined ? [] : [versusRef, '']),
     '### The clients compared',
     '',
     'Per round, the mean rate of a contender on one client ÷ the same contender on node-redis in the same round (client blocks are seconds apart, not adjacent: read the range).',
@@ -571,6 +580,59 @@ function renderCoalescing(results) {
       'median latency per slice, median over rounds; the ratio is the median over rounds of on ÷ off. Read the load average below: on a CPU-starved machine the CPU saved per decision dominates, on a quiet one the overlap of client and server does (bench/notes/coalescing.md).',
     '',
     table,
+  ].join('\n');
+}
+
+/**
+ * With --against: each of our contenders ÷ its twin on the ref, per client and key count. Ratio: median over
+ * rounds of the two per-round ratios' quotient (each against its adjacent trivial-EVALSHA slices, so the load of
+ * the moment cancels), [min–max] over rounds; Redis and client CPU per decision side by side.
+ */
+function renderAgainst(results) {
+  const against = results.config.against;
+  if (against === undefined) return undefined;
+  const rows = [];
+  for (const client of results.clients) {
+    for (const c of client.contenders) {
+      const twin = client.contenders.find((t) => t.id === twinOf(c.id));
+      if (twin === undefined) continue;
+      for (const scenario of [results.scenarios.hot, results.scenarios.many]) {
+        const r = scenario.results[c.id];
+        const t = scenario.results[twin.id];
+        const n = Math.min(r.ratios.length, t.ratios.length);
+        const quotients = r.ratios.slice(0, n).map((x, i) => x / t.ratios[i]);
+        rows.push([
+          client.label,
+          c.label,
+          scenario.title,
+          `${fmt(median(quotients), 3)}× [${fmt(Math.min(...quotients), 3)}–${fmt(Math.max(...quotients), 3)}]`,
+          `${formatRate(r.rate)} / ${formatRate(t.rate)}`,
+          `${fmt(r.perDecision.serverCpuUs, 2)} / ${fmt(t.perDecision.serverCpuUs, 2)}`,
+          `${fmt(r.perDecision.clientCpuUs, 2)} / ${fmt(t.perDecision.clientCpuUs, 2)}`,
+          `${fmt(r.perDecision.commands, 2)} / ${fmt(t.perDecision.commands, 2)}`,
+        ]);
+      }
+    }
+  }
+  return [
+    `### This commit against ${against.ref} (${against.short})`,
+    '',
+    `Each of our contenders ÷ its twin on ${against.short}'s packages (rows "@ ${against.short}" above), same rounds: the median over rounds of the per-round quotient of their ratios to the adjacent trivial-EVALSHA slices, [min–max]; ` +
+      'then this commit / the ref: ops/s, Redis CPU µs, client CPU µs and Redis commands per decision.',
+    '',
+    renderTable(
+      [
+        { title: 'client' },
+        { title: 'contender' },
+        { title: 'keys' },
+        { title: `this commit ÷ ${against.short}`, align: 'right' },
+        { title: 'ops/s', align: 'right' },
+        { title: 'Redis CPU µs / decision', align: 'right' },
+        { title: 'client CPU µs / decision', align: 'right' },
+        { title: 'commands / decision', align: 'right' },
+      ],
+      rows,
+    ),
   ].join('\n');
 }
 

@@ -58,13 +58,27 @@ end
 `;
 
 /**
- * One operation: KEYS[1] its key; ARGV[1], ARGV[2], ARGV[3] its operation,
- * points and seconds. Replies as the operation does (`{count, pttl}`;
- * `{value, pttl}` or nil for a get; the number deleted). Sent through
- * @ratekit/redis's `scriptBatcher`, alone or coalesced (redis-operations.ts).
+ * Operations in one call, in order (one alone, or a coalesced batch: every
+ * call uses this one script, see redis-operations.ts): KEYS[n] is the n-th
+ * operation's key; ARGV[3n-2], ARGV[3n-1], ARGV[3n] its operation, points
+ * and seconds. Replies with one entry per operation: `{1, reply}` (`{count,
+ * pttl}`; `{value, pttl}` or nil for a get; the number deleted), or
+ * `{0, message}` when that operation failed (a key of another type, a value
+ * that is not an integer): its error alone, the others still run, as they
+ * would in separate calls.
  */
-export const OPERATION_SCRIPT = `${APPLY}
-return apply(KEYS[1], ARGV[1], ARGV[2], ARGV[3])
+export const BATCH_SCRIPT = `${APPLY}
+local replies = {}
+for n = 1, #KEYS do
+  local ok, reply = pcall(apply, KEYS[n], ARGV[3 * n - 2], ARGV[3 * n - 1], ARGV[3 * n])
+  if ok then
+    replies[n] = {1, reply}
+  else
+    if type(reply) == 'table' then reply = reply.err end
+    replies[n] = {0, tostring(reply)}
+  end
+end
+return replies
 `;
 
 /**
@@ -118,4 +132,5 @@ export function scriptSha(script: string): string {
   return createHash('sha1').update(script).digest('hex');
 }
 
+export const BATCH_SCRIPT_SHA = scriptSha(BATCH_SCRIPT);
 export const ALL_OR_NOTHING_SCRIPT_SHA = scriptSha(ALL_OR_NOTHING_SCRIPT);

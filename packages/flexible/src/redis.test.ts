@@ -5,14 +5,7 @@ import { createClient as createClient4 } from 'redis';
 import { createClient as createClient5 } from 'redis5';
 import { RateLimiterRes } from './rate-limiter-res.js';
 import { RateLimiterRedis } from './redis.js';
-import { createHash } from 'node:crypto';
-import { batchScript } from '@ratekit/redis';
-import { OPERATION_SCRIPT } from './redis-scripts.js';
-
-/** The SHA-1 of the script every operation goes in (@ratekit/redis's batch of OPERATION_SCRIPT). */
-const BATCH_SCRIPT_SHA = createHash('sha1')
-  .update(batchScript([OPERATION_SCRIPT]))
-  .digest('hex');
+import { BATCH_SCRIPT_SHA } from './redis-scripts.js';
 
 /**
  * RateLimiterRedis on a real Redis, through each client it supports: the data

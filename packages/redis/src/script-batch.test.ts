@@ -105,6 +105,12 @@ describeWithService(redisService, 'scriptBatcher, on a real Redis', (server) => 
         expect(replies.map((r) => (r as number[])[0])).toEqual([2, 3, 4]);
       });
 
+      it('calls without keys or arguments, alone and together', async () => {
+        const seven = 'return 7';
+        const batcher = scriptBatcher(redisScriptTransport(connection.client)!, [seven, GET], { batchesInFlight: 0 });
+        expect(await Promise.all([batcher.run(seven, [], []), batcher.run(seven, [], []), batcher.run(seven, [], [])])).toEqual([7, 7, 7]);
+      });
+
       it('coalesce: false sends each call alone', async () => {
         const { client, calls } = counted(connection.client);
         const batcher = scriptBatcher(redisScriptTransport(client)!, SCRIPTS, { coalesce: false });

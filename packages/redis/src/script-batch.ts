@@ -50,11 +50,12 @@ interface Waiting {
 }
 
 /**
- * The batch script over `scripts`: ARGV[1] lists each call as three
- * numbers, the script's position (from 1), its key count and its argument
- * count; the calls' keys follow in KEYS, their arguments in ARGV from 2. It
- * replies with one entry per call: `{1, reply}`, or `{0, message}` when the
- * call failed.
+ * The batch script over `scripts`. ARGV[1] describes the calls: `=s k a`
+ * when every call runs script `s` (its position, from 1) with `k` keys and
+ * `a` arguments, else each call's three numbers in turn (`s k a s k a …`).
+ * The calls' keys follow in KEYS, their arguments in ARGV from 2. It replies
+ * with one entry per call: `{1, reply}`, or `{0, message}` when the call
+ * failed.
  *
  * @throws {TypeError} when a script starts with a shebang line (`#!lua …`): its flags would apply to the whole batch
  */
@@ -64,21 +65,28 @@ export function batchScript(scripts: readonly string[]): string {
     if (script.trimStart().startsWith('#!')) throw new TypeError(`scriptBatcher: script ${i + 1} starts with a shebang line, which cannot be batched`);
     text += `run[${i + 1}] = function(KEYS, ARGV)\n${script}\nend\n`;
   });
-  return `${text}local spec, out, k, a = {}, {}, 0, 1
+  // One KEYS and one ARGV table, refilled for each call (a script sees exactly its own: what is left over is cleared).
+  return `${text}local spec, out, keys, args, k, a = {}, {}, {}, {}, 0, 1
 for n in string.gmatch(ARGV[1], '%d+') do spec[#spec + 1] = tonumber(n) end
-for i = 1, #spec, 3 do
-  local keys, args = {}, {}
-  for j = 1, spec[i + 1] do keys[j] = KEYS[k + j] end
-  for j = 1, spec[i + 2] do args[j] = ARGV[a + j] end
-  k = k + spec[i + 1]
-  a = a + spec[i + 2]
-  local ok, reply = pcall(run[spec[i]], keys, args)
+local uniform = string.byte(ARGV[1], 1) == 61
+local calls = uniform and #KEYS / spec[2] or #spec / 3
+if uniform and spec[2] == 0 then calls = (#ARGV - 1) / spec[3] end
+local kc, ac = 0, 0
+for i = 1, calls do
+  local at = uniform and 1 or 3 * i - 2
+  local s, nk, na = spec[at], spec[at + 1], spec[at + 2]
+  for j = 1, nk do keys[j] = KEYS[k + j] end
+  for j = nk + 1, kc do keys[j] = nil end
+  for j = 1, na do args[j] = ARGV[a + j] end
+  for j = na + 1, ac do args[j] = nil end
+  kc, ac, k, a = nk, na, k + nk, a + na
+  local ok, reply = pcall(run[s], keys, args)
   if ok and type(reply) == 'table' and reply.err then ok, reply = false, reply.err end
   if ok then
-    out[#out + 1] = {1, reply}
+    out[i] = {1, reply}
   else
     if type(reply) == 'table' and reply.err then reply = reply.err end
-    out[#out + 1] = {0, tostring(reply)}
+    out[i] = {0, tostring(reply)}
   end
 end
 return out
@@ -118,13 +126,17 @@ export function scriptBatcher(transport: RedisScriptTransport, scripts: readonly
   const send = (batch: readonly Waiting[]): Promise<unknown> => {
     const keys: string[] = [];
     const args: string[] = [''];
+    const first = batch[0]!;
     let spec = '';
+    let uniform = true;
     for (const w of batch) {
       spec += `${w.script} ${w.keys.length} ${w.args.length} `;
+      if (w.script !== first.script || w.keys.length !== first.keys.length || w.args.length !== first.args.length) uniform = false;
       for (const key of w.keys) keys.push(key);
       for (const arg of w.args) args.push(arg);
     }
-    args[0] = spec;
+    // A call without keys nor arguments cannot be counted from KEYS or ARGV: it goes in the list form.
+    args[0] = uniform && first.keys.length + first.args.length > 0 ? `=${first.script} ${first.keys.length} ${first.args.length}` : spec;
     const reply = attempt(() => call(keys, args));
     reply.then(
       (replies) => {
