@@ -7,7 +7,8 @@ import { memoryEvictChannel } from '../events.js';
 import { setMemoryConsume } from './direct-consume.js';
 import { copyOut, type Entry, type Held, isSlots, readSlot, SLAB_STRIDE, type Slots, workingArrays, writeSlot } from './entry.js';
 import { GuardedKeys } from './eviction.js';
-import { budgetLeft, expired, pruneExpired, type SlotLimits } from './expiry.js';
+import { budgetLeft, expired, pruneExpired } from './expiry.js';
+import { LimitSlots } from './limit-slots.js';
 import { LruIndex } from './lru.js';
 import { type MemoryStoreOptions, resolveMemoryStoreOptions } from './memory-options.js';
 import { admitPacked, packable, PackedRecords } from './packed-policy.js';
@@ -80,66 +81,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   let slab = new Float64Array(0);
   const cache: LruIndex<Held> = new LruIndex<Held>(maxKeys, (held, key, slot) => {
     const entry = entryOf(slot, held);
-    if (!expired(entry, slotLimits, clock.nowMs)) guarded.keep(key, entry, budgetLeft(entry, slotLimits, clock.nowMs));
+    if (!expired(entry, limitSlots, clock.nowMs)) guarded.keep(key, entry, budgetLeft(entry, limitSlots, clock.nowMs));
     if (memoryEvictChannel.hasSubscribers) memoryEvictChannel.publish({ key, keptAside: guarded.has(key), size: cache.size + guarded.size });
   });
-  // The first (namespace, limit id) the store sees is its primary slot: keys
-  // that only ever see it store their state bare, without a Slots wrapper.
-  let primaryNamespace: string | undefined;
-  let primaryId: string | undefined;
-  // The last limit seen for each slot, so prune() can compute TTLs.
-  const limitsBySlot = new Map<string, ResolvedLimit>();
-  let primaryLimit: ResolvedLimit | undefined;
-  // For eviction and prune (expiry.ts): a getter, so the hot path keeps primaryLimit in the closure.
-  const slotLimits: SlotLimits = {
-    get primary() {
-      return primaryLimit;
-    },
-    bySlot: limitsBySlot,
-  };
-
-  function isPrimary(namespace: string, limit: ResolvedLimit): boolean {
-    if (primaryId === undefined) {
-      primaryNamespace = namespace;
-      primaryId = limit.id;
-    }
-    if (limit.id === primaryId && namespace === primaryNamespace) {
-      primaryLimit = limit;
-      return true;
-    }
-    return false;
-  }
-
-  // Slot ids by limit, built once per (limit, namespace) rather than per decision.
-  const slotIds = new WeakMap<ResolvedLimit, { namespace: string; id: string }>();
-  function slotId(namespace: string, limit: ResolvedLimit): string {
-    const known = slotIds.get(limit);
-    if (known !== undefined && known.namespace === namespace) return known.id;
-    const id = `${namespace}\u0000${limit.id}`;
-    slotIds.set(limit, { namespace, id });
-    limitsBySlot.set(id, limit);
-    return id;
-  }
-
-  /** A limit's slot under `namespace`: undefined for the primary slot, else its slot id. */
-  function slotOf(namespace: string, limit: ResolvedLimit): string | undefined {
-    return isPrimary(namespace, limit) ? undefined : slotId(namespace, limit);
-  }
-
-  // The slot ids of the last policy seen (undefined for the primary slot): a
-  // limiter passes the same limits array on every call, so a policy's
-  // decision looks its slot ids up once, not twice per limit in a WeakMap.
-  let idsLimits: readonly ResolvedLimit[] | undefined;
-  let idsNamespace = '';
-  let ids: Array<string | undefined> = [];
-  function slotIdsOf(namespace: string, limits: readonly ResolvedLimit[]): ReadonlyArray<string | undefined> {
-    if (limits === idsLimits && namespace === idsNamespace && ids.length === limits.length) return ids;
-    const found = limits.map((limit) => slotOf(namespace, limit));
-    idsLimits = limits;
-    idsNamespace = namespace;
-    ids = found;
-    return found;
-  }
+  // Which slot of a key's entry each limit takes (limit-slots.ts); keys that only ever see the
+  // primary slot keep their state bare, without a Slots wrapper.
+  const limitSlots = new LimitSlots();
 
   // The algorithm of the last limit seen: a limiter passes the same limit
   // object every time, so one cached pair per store answers almost always,
@@ -220,7 +167,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     judgedLimits = limits;
     judgedNamespace = namespace;
     if (!packable(limits)) return;
-    const ids = slotIdsOf(namespace, limits);
+    const ids = limitSlots.slotIdsOf(namespace, limits);
     if (ids[0] === undefined) pack.adopt(namespace, limits, ids, cache.allocated);
   }
 
@@ -263,7 +210,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     let slot = cache.find(key);
     if (slot < 0 && guarded.size > 0) slot = rescue(key);
     const held = slot < 0 ? undefined : cache.valueAt(slot);
-    if ((typeof held === 'number' ? held > 0 : held === undefined || Array.isArray(held)) && ((limit === primaryLimit && namespace === primaryNamespace) || isPrimary(namespace, limit))) {
+    if (
+      (typeof held === 'number' ? held > 0 : held === undefined || Array.isArray(held)) &&
+      ((limit === limitSlots.primaryLimit && namespace === limitSlots.primaryNamespace) || limitSlots.isPrimary(namespace, limit))
+    ) {
       let state = held as number[] | undefined;
       const at = slot * SLAB_STRIDE;
       if (typeof held === 'number') {
@@ -340,12 +290,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     if (limits.length === 1 && mode !== 'refund') {
       // One limit: no per-limit arrays.
       const limit = limits[0]!;
-      const id = slotOf(namespace, limit);
+      const id = limitSlots.slotOf(namespace, limit);
       const { decision, write: state } = evaluateLimit(readSlot(entry, id), limit, request.cost, mode, request.nowMs);
       if (state !== UNCHANGED) commit(key, slot, writeSlot(entry, id, state));
       return decision;
     }
-    const ids = slotIdsOf(namespace, limits);
+    const ids = limitSlots.slotIdsOf(namespace, limits);
     const n = limits.length;
     const states = new Array<LimitState | undefined>(n);
     for (let i = 0; i < n; i++) states[i] = readSlot(entry, ids[i]);
@@ -372,7 +322,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   /** Drops expired keys (expiry.ts): from the LRU's least recently used end, and those kept aside. */
   function prune(nowMs: number = Date.now()): number {
-    return pruneExpired(pruneTarget, guarded, slotLimits, nowMs);
+    return pruneExpired(pruneTarget, guarded, limitSlots, nowMs);
   }
   const pruneTarget = {
     rkeys: () => cache.rkeys(),
@@ -398,7 +348,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const slot = locate(key);
       if (slot < 0) return;
       let next: Entry | undefined = entryOf(slot, cache.valueAt(slot));
-      for (const limit of knownLimits(namespace)) next = writeSlot(next, slotOf(namespace, limit), undefined);
+      for (const limit of limitSlots.knownLimits(namespace)) next = writeSlot(next, limitSlots.slotOf(namespace, limit), undefined);
       commit(key, slot, next);
     },
     prune,
@@ -412,12 +362,4 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   };
   setMemoryConsume(store, consume);
   return store;
-
-  /** Every limit this store has seen in `namespace`. */
-  function knownLimits(namespace: string): ResolvedLimit[] {
-    const found: ResolvedLimit[] = [];
-    if (primaryLimit !== undefined && primaryNamespace === namespace) found.push(primaryLimit);
-    for (const [id, limit] of limitsBySlot) if (id.startsWith(`${namespace}\u0000`)) found.push(limit);
-    return found;
-  }
 }
