@@ -1,3 +1,13 @@
+/**
+ * The memory store: its key table (the LRU index, the state slab, the keys kept aside) and the
+ * dispatch of each decision, kept in one closure because every decision runs through it. The rest
+ * is one concept per file: what a key holds (`entry.ts`), which slot a limit takes
+ * (`limit-slots.ts`), a policy packed in a slab (`packed-policy.ts`), expiry and the prune walk
+ * (`expiry.ts`), eviction (`eviction.ts`, `lru.ts`), the options (`memory-options.ts`) and the
+ * limiter's direct path (`direct-consume.ts`).
+ *
+ * @module
+ */
 import { algorithmOf as algorithmNamed } from '../algorithms/index.js';
 import type { Algorithm, LimitState } from '../algorithms/types.js';
 import { type Decision, decideOne, decisionOf } from '../decision.js';
