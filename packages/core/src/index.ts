@@ -43,7 +43,7 @@ export type { TrustProxy } from './proxy-chain.js';
 
 // The gate: the request pipeline every adapter stands on.
 export { createGate, DELAY_HEADER } from './gate/gate.js';
-export type { Gate, GateAdapter, GateDecided, GateOutcome, GateUnlimited } from './gate/gate.js';
+export type { FieldWriter, Gate, GateAdapter, GateDecided, GateOutcome, GateUnlimited } from './gate/gate.js';
 export { GATE_OPTIONS, resolveGateOptions } from './gate/options.js';
 export type { GateAdapterSpec, GateOptions, KeyResult, MessageBody, ResolvedGateOptions } from './gate/options.js';
 export { inBackground } from './gate/background.js';

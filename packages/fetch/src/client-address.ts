@@ -1,15 +1,8 @@
 /**
- * The default key's client address, and the rule that keeps it honest: the
- * address comes from the connection, which a Fetch API `Request` does not
- * carry (Bun gives it with `server.requestIP(req)`, Deno with
- * `info.remoteAddr`, Node servers on their socket), so the caller passes it;
- * or, when the app says its edge is trusted, from the one header that edge
- * sets and overwrites (`ipHeader`: `cf-connecting-ip` behind Cloudflare).
- * A header a client can write is never read otherwise: `X-Forwarded-For` is
- * read only past the proxies `trustProxy` names, right to left, since each
- * proxy appends the address it received the request from and only the
- * right-hand entries are written by proxies of yours. No address: an
- * `ERR_RATEKIT_KEY` error, never a silent fall-back to a spoofable header.
+ * The default key's client address. It comes from the connection, which a `Request` does not carry,
+ * so the caller passes it (`RateLimitCall.ip`), or, behind a trusted edge, from the one header that
+ * edge overwrites (`ipHeader`). A header a client can write is never read otherwise (`X-Forwarded-For`
+ * only past the proxies `trustProxy` names), and no address is an `ERR_RATEKIT_KEY` error.
  *
  * @module
  */

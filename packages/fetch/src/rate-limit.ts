@@ -1,11 +1,7 @@
 /**
- * Rate limiting for the Fetch API without a framework: core's gate over `Request`/`Response`.
- * `rateLimit(options)` builds one function from a `Request` to either a refusal `Response` or the
- * headers to add to the app's own. The pipeline (skip, key, decision, headers, refusal body, delay
- * hold, background work) is @ratekit/core's `createGate`; this file supplies what the Fetch API
- * differs in: the client address comes with each call (a `Request` does not carry it) or from a
- * trusted edge header, fields go into a `Headers`, a refusal is a `Response`, and background work
- * goes to the call's `waitUntil`.
+ * Rate limiting for the Fetch API without a framework, on core's gate (skip, key, decision,
+ * headers, refusal body, delay hold, background work). The Fetch API's part: the client address
+ * (client-address.ts), fields in a `Headers`, a refusal `Response`, background work to the call's `waitUntil`.
  *
  * @module
  */
@@ -74,11 +70,9 @@ export interface RateLimitFunction<TCall extends RateLimitCall = RateLimitCall> 
  * Worker's `fetch`, Next.js middleware and route handlers. Options are core's `GateOptions`
  * (express-rate-limit's names, with ratekit's algorithms, policies, cost and stores) and `ipHeader`.
  *
- * The client address: a `Request` does not carry it, so give it per call (`{ ip:
- * server.requestIP(req) }` on Bun, `{ ip: info.remoteAddr }` on Deno), or name the header a
- * trusted edge sets (`ipHeader: 'cf-connecting-ip'` on Workers), or give a `keyGenerator`. Without
- * any of them the type of the call requires `ip`, and a call without an address rejects with
- * `ERR_RATEKIT_KEY`: there is no fall-back to a header a client can write.
+ * The client address: give it per call (`{ ip: server.requestIP(req) }` on Bun, `{ ip:
+ * info.remoteAddr }` on Deno), or set `ipHeader`, or give a `keyGenerator`; without any of them the
+ * call's type requires `ip` (see client-address.ts).
  *
  * @param options - see {@link RateLimitOptions}
  * @returns the function `(request, call?) => Promise<RateLimitResult>`, with `.limiter`. A call rejects

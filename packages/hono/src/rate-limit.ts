@@ -1,17 +1,17 @@
 /**
- * ratekit mode: Hono middleware on @ratekit/core's gate. The pipeline (skip, key, decision,
- * headers, refusal body, delay hold, background work) is core's `createGate`; this file supplies
- * what Hono differs in: the client address comes from the runtime's `getConnInfo`, the decision is
- * put on the context, fields are set with `c.header` (draft-8+ list fields appended, so stacked
- * middlewares each add their policy), a refusal is `c.text`/`c.json`, background work goes to
- * `c.executionCtx.waitUntil` where the runtime has one, and the cost is given back after the
- * response when `skipFailedRequests`/`skipSuccessfulRequests` say so.
+ * ratekit mode: Hono middleware on @ratekit/core's gate (skip, key, decision, headers, refusal
+ * body, delay hold, background work). Hono's part: the client address comes from the runtime's
+ * `getConnInfo`, the decision is put on the context, fields are set with `c.header`, a refusal is
+ * `c.text`/`c.json`, background work goes to `c.executionCtx.waitUntil` where the runtime has one;
+ * hono-rate-limiter's refunds after the response are compat/ratekit-refund.ts.
  *
  * @module
  */
-import { createGate, type Decision, type GateOutcome, type HeaderList, holdFor, inBackground, type Limiter, type MaybePromise, RateKitError, type WaitUntil } from '@ratekit/core';
+import { createGate, type Decision, type GateOutcome, type HeaderList, holdFor, type Limiter, type MaybePromise, RateKitError, type WaitUntil } from '@ratekit/core';
 import type { Context, Env, Input, MiddlewareHandler, Next } from 'hono';
-import { HONO_OPTIONS, RENAMED, type RateLimitOptions, resolveHonoOptions } from './options.js';
+import { RENAMED } from './compat/ratekit-options.js';
+import { settler } from './compat/ratekit-refund.js';
+import { HONO_OPTIONS, type RateLimitOptions, resolveHonoOptions } from './options.js';
 
 /** The middleware {@link rateLimit} returns, with its limiter for manual use. */
 export type RateLimitMiddleware<E extends Env = Env, P extends string = string, I extends Input = Input> = MiddlewareHandler<E, P, I> & {
@@ -20,19 +20,16 @@ export type RateLimitMiddleware<E extends Env = Env, P extends string = string, 
 };
 
 /**
- * Rate-limiting middleware for Hono 4 on @ratekit/core: every algorithm, all-or-nothing policies,
- * costs and blocks, every ratekit store, the draft-6/7/8 and legacy headers, and a client-IP key
- * on every runtime.
- *
- * The decision is put on the context (`c.get('rateLimit')`, a core `Decision`). A refusal is
- * answered with `statusCode` (429) and `message`, or by `handler`, after the headers and
- * `Retry-After` (whole seconds, rounded up, at least 1) are set.
+ * Rate-limiting middleware for Hono 4 on @ratekit/core, on every runtime. The decision is put on
+ * the context (`c.get('rateLimit')`, a core `Decision`). A refusal is answered with `statusCode`
+ * (429) and `message`, or by `handler`, after the headers and `Retry-After` (whole seconds, rounded
+ * up, at least 1) are set.
  *
  * @throws {RateKitOptionError} when built with a bad option (code `ERR_RATEKIT_INVALID_OPTION`),
- * e.g. without `keyGenerator` or `getConnInfo`. Per request, the middleware rejects with a
- * `RateKitError` of code `ERR_RATEKIT_STORE` when the store fails or does not answer within
- * `storeTimeoutMs` (with `onStoreError: 'throw'`, the default), and `ERR_RATEKIT_KEY` when the key
- * cannot be had; Hono's `onError` answers them (500).
+ * e.g. without `keyGenerator` or `getConnInfo`. Per request, it rejects with a `RateKitError`, which
+ * Hono's `onError` answers (500): `ERR_RATEKIT_STORE` when the store fails or does not answer
+ * within `storeTimeoutMs` (under `onStoreError: 'throw'`, the default), `ERR_RATEKIT_KEY` when the
+ * key cannot be had.
  * @example
  * ```ts
  * import { Hono } from 'hono';
@@ -56,12 +53,8 @@ export function rateLimit<E extends Env = Env, P extends string = string, I exte
     forwardedFor: (c) => c.req.header('x-forwarded-for'),
   });
   const requestPropertyName = resolveHonoOptions(options);
-  const { getConnInfo, handler, onDecision, skipFailedRequests = false, skipSuccessfulRequests = false } = options;
-  const requestWasSuccessful = options.requestWasSuccessful ?? ((c: Ctx) => c.res.status < 400);
-  const settles = skipFailedRequests || skipSuccessfulRequests;
-  // draft-8+ fields are lists: appended, so a stacked middleware adds its policy instead of replacing the other's.
-  const standard = options.standardHeaders ?? 'draft-6';
-  const appendLists = standard !== false && standard !== true && standard !== 'draft-6' && standard !== 'draft-7';
+  const { getConnInfo, handler, onDecision } = options;
+  const settle = settler(gate, options, waitUntilOf);
 
   function addressOf(c: Ctx): string | undefined {
     if (getConnInfo === undefined) return undefined;
@@ -91,7 +84,8 @@ export function rateLimit<E extends Env = Env, P extends string = string, I exte
   }
 
   function answer(c: Ctx, next: Next, key: string, decision: Decision, headers: Readonly<HeaderList>): Promise<Response | void> {
-    write(c, headers, appendLists);
+    // draft-8+ lists appended, so a stacked middleware adds its policy instead of replacing the other's.
+    if (!c.finalized) gate.writeHeaders(headers, c, setField, appendField);
     if (!decision.allowed) return refuse(c, decision);
     if (decision.delayMs > 0) return holdFor(decision.delayMs, c.req.raw.signal).then(() => proceed(c, next, key, decision));
     return proceed(c, next, key, decision);
@@ -105,41 +99,15 @@ export function rateLimit<E extends Env = Env, P extends string = string, I exte
   }
 
   function proceed(c: Ctx, next: Next, key: string, decision: Decision): Promise<void> {
-    return settles ? settle(c, next, key, decision) : next();
-  }
-
-  /** `next()`, then the refund `skipFailedRequests`/`skipSuccessfulRequests` ask for, after the response. */
-  async function settle(c: Ctx, next: Next, key: string, decision: Decision): Promise<void> {
-    let succeeded: boolean;
-    try {
-      await next();
-      // Hono turns a handler's throw into c.error and an error response; both count as failures.
-      succeeded = c.error === undefined && (await requestWasSuccessful(c));
-    } catch (error) {
-      if (skipFailedRequests) await refund(c, key, decision);
-      throw error;
-    }
-    if ((skipFailedRequests && !succeeded) || (skipSuccessfulRequests && succeeded)) await refund(c, key, decision);
-  }
-
-  /** Gives the decision's cost back, as background work. */
-  function refund(c: Ctx, key: string, decision: Decision): Promise<void> | undefined {
-    const done = Promise.resolve(gate.limiter.refund(key, gate.needsContext ? { cost: decision.cost, context: c } : { cost: decision.cost }));
-    return inBackground(done, waitUntilOf(c), gate.report);
+    return settle === undefined ? next() : settle(c, next, key, decision);
   }
 
   Object.defineProperty(rateLimit, 'limiter', { value: gate.limiter, enumerable: true });
   return rateLimit as unknown as RateLimitMiddleware<E, P, I>;
 }
 
-/** Sets the fields, appending the draft-8+ lists when `appendLists`. */
-function write(c: Context, headers: Readonly<HeaderList>, appendLists: boolean): void {
-  if (c.finalized) return;
-  for (const [name, value] of headers) {
-    const lower = name.toLowerCase();
-    c.header(name, value, appendLists && (lower === 'ratelimit' || lower === 'ratelimit-policy') ? { append: true } : undefined);
-  }
-}
+const setField = (c: Context, name: string, value: string) => c.header(name, value);
+const appendField = (c: Context, name: string, value: string) => c.header(name, value, { append: true });
 
 /** The context's `waitUntil`, bound, or undefined: Hono's `c.executionCtx` throws "This context has no ExecutionContext" off Workers. */
 function waitUntilOf(c: Context): WaitUntil | undefined {

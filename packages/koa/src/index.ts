@@ -1,12 +1,7 @@
 /**
- * @ratekit/koa: Koa 2 and 3 rate-limiting middleware. Given koa-ratelimit
- * 6's options it behaves as koa-ratelimit 6 (memory and Redis drivers, the
- * same keys, headers and bytes: change the import and nothing else); given
- * any of ratekit's options it runs on @ratekit/core: algorithms,
- * all-or-nothing multi-limit policies, costs, dynamic limits and the IETF
- * RateLimit header drafts.
- *
- * As koa-ratelimit's, the CommonJS export is the middleware factory itself,
+ * @ratekit/koa: Koa 2 and 3 rate-limiting middleware. Given koa-ratelimit 6's options it behaves
+ * as koa-ratelimit 6 (change the import and nothing else); given any of ratekit's options it runs
+ * on @ratekit/core. As koa-ratelimit's, the CommonJS export is the middleware factory itself,
  * carrying the named exports: `const ratelimit = require('@ratekit/koa')`.
  *
  * @module
@@ -15,7 +10,7 @@
 // The middleware. `rateLimit` is the name every ratekit adapter uses; `ratelimit` is koa-ratelimit's.
 export { ratelimit, ratelimit as rateLimit, ratelimit as default } from './rate-limit.js';
 export type { RateKitModeOptions, RateLimitMiddleware, RateLimitState } from './rate-limit.js';
-export type { HeaderNameOptions, KeyResult, MiddlewareOptions, RateLimitOptions } from './options.js';
+export type { HeaderNameOptions, KeyResult, MiddlewareOptions, RateLimitOptions } from './compat/ratekit-options.js';
 export type { KoaRatelimitMiddleware, KoaRatelimitState } from './compat/middleware.js';
 export type { MemoryEntry } from './compat/memory-driver.js';
 export type { IoRedisLike } from './compat/redis-driver.js';

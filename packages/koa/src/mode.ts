@@ -7,26 +7,6 @@
  */
 export const RATEKIT_OPTIONS = ['algorithm', 'limits', 'cost', 'standardHeaders', 'legacyHeaders', 'store', 'onStoreError', 'onError', 'now', 'refusalCache'] as const;
 
-/** The options koa-ratelimit 6 reads, and the two ratekit adds that work in both modes (`storeTimeoutMs`, `maxKeys`). */
-export const KOA_RATELIMIT_OPTIONS = [
-  'driver',
-  'db',
-  'duration',
-  'max',
-  'id',
-  'namespace',
-  'headers',
-  'disableHeader',
-  'whitelist',
-  'blacklist',
-  'errorMessage',
-  'status',
-  'throw',
-  'onLimited',
-  'storeTimeoutMs',
-  'maxKeys',
-] as const;
-
 /** One of {@link RATEKIT_OPTIONS}. */
 export type RateKitOptionName = (typeof RATEKIT_OPTIONS)[number];
 

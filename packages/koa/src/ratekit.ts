@@ -1,26 +1,19 @@
 /**
- * ratekit mode: the Koa middleware on @ratekit/core's gate. The pipeline (skip, key, decision,
- * headers, refusal body, delay hold) is core's `createGate`, given koa-ratelimit's names
- * translated once (options.ts); this file supplies what Koa differs in: the client address is
- * `ctx.ip` (which honours `app.proxy`), `blacklist` refuses first with `ctx.throw(403)`, the
- * decision goes on `ctx.state.rateLimit`, fields are set on `ctx.res` (draft-8+ lists appended,
- * legacy names renamed by `headers`), and a refusal is `ctx.status`/`ctx.body`, or a throw in
- * `throw` mode, after `onLimited`.
- *
- * The request path is plain functions returning promises, not one `async` function: with the
+ * ratekit mode: the Koa middleware on @ratekit/core's gate (skip, key, decision, headers, refusal
+ * body, delay hold), given koa-ratelimit's names translated once (compat/ratekit-options.ts). Koa's
+ * part: the address is `ctx.ip` (it honours `app.proxy`), `blacklist` refuses first with
+ * `ctx.throw(403)`, the decision goes on `ctx.state.rateLimit`, fields go on `ctx.res` (legacy
+ * names renamed by `headers`), a refusal is `ctx.status`/`ctx.body`, or a throw in `throw` mode,
+ * after `onLimited`. Plain functions returning promises, not one `async` function: with the
  * in-memory store nothing is awaited, and the promise returned is `next()`'s own.
  *
  * @module
  */
 import { createGate, type Decision, type GateDecided, type GateOutcome, type HeaderList, holdFor, type Limiter, type MaybePromise } from '@ratekit/core';
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa';
-import { type RateLimitOptions, resolveOptions } from './options.js';
+import { type RateLimitOptions, resolveOptions } from './compat/ratekit-options.js';
 
-/**
- * What a ratekit-mode middleware puts on `ctx.state`: the decision of the last one the request
- * went through. (A koa-ratelimit-mode middleware puts koa-ratelimit's `KoaRatelimitState` there,
- * on refusals only.)
- */
+/** What a ratekit-mode middleware puts on `ctx.state`: the decision of the last one the request went through. */
 export interface RateLimitState {
   rateLimit?: Decision;
 }
@@ -33,11 +26,10 @@ export type RateLimitMiddleware<StateT = DefaultState, ContextT = DefaultContext
   resetKey(key: string): MaybePromise<void>;
 };
 
-/** ratekit mode: the middleware on @ratekit/core's gate. */
 export function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<ParameterizedContext<StateT, ContextT>> | undefined): RateLimitMiddleware<StateT, ContextT> {
   type Ctx = ParameterizedContext<StateT, ContextT>;
   const resolved = resolveOptions(options);
-  const { blacklist, renames, listHeaders, onLimited } = resolved;
+  const { blacklist, rename, onLimited } = resolved;
   // Retry-After on every refusal, `disableHeader` or not, as koa-ratelimit; one value per field (`err.headers` in throw mode is an object).
   const gate = createGate(resolved.gate, { name: 'ratelimit()', standardHeaders: false, keyOption: '`id(ctx)`', headers: { retryAfter: true, combineLists: true }, forwardedFor: () => undefined });
 
@@ -57,8 +49,9 @@ export function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Par
     if (outcome.key === undefined) return next();
     const { decision } = outcome;
     (ctx.state as RateLimitState).rateLimit = decision;
-    const headers = renamed(outcome.headers);
-    write(ctx, headers);
+    const headers = rename(outcome.headers);
+    // What `ctx.set(name, value)` does for a string value, without the arrays Koa 3's `set` builds per call.
+    if (!ctx.headerSent) gate.writeHeaders(headers, ctx, setField, appendField);
     if (!decision.allowed) return refuse(ctx, outcome, headers);
     if (decision.delayMs > 0) return held(ctx, next, decision.delayMs);
     return next();
@@ -77,7 +70,6 @@ export function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Par
     return limited(ctx, decision, headers);
   }
 
-  /** The rest of a refusal: `onLimited`, then the throw of `throw` mode. */
   async function limited(ctx: Ctx, decision: Decision, headers: Readonly<HeaderList>): Promise<void> {
     if (onLimited !== undefined) await onLimited(ctx, decision);
     if (resolved.throw) {
@@ -88,24 +80,6 @@ export function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Par
     }
   }
 
-  /** The legacy names `headers` renames. */
-  function renamed(headers: Readonly<HeaderList>): Readonly<HeaderList> {
-    if (renames === undefined) return headers;
-    return headers.map(([name, value]): [string, string] => [renames.get(name.toLowerCase()) ?? name, value]);
-  }
-
-  function write(ctx: Ctx, headers: Readonly<HeaderList>): void {
-    // What `ctx.set(name, value)` does for a string value, without the arrays Koa 3's `set` builds per call.
-    if (ctx.headerSent) return;
-    const res = ctx.res;
-    for (let i = 0; i < headers.length; i++) {
-      const [name, value] = headers[i]!;
-      const lower = name.toLowerCase();
-      if (listHeaders && (lower === 'ratelimit' || lower === 'ratelimit-policy')) ctx.append(name, value);
-      else res.setHeader(name, value);
-    }
-  }
-
   const middleware = ratelimit as unknown as RateLimitMiddleware<StateT, ContextT>;
   Object.defineProperties(middleware, {
     limiter: { value: gate.limiter, enumerable: true },
@@ -113,6 +87,9 @@ export function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Par
   });
   return middleware;
 }
+
+const setField = (ctx: ParameterizedContext, name: string, value: string) => ctx.res.setHeader(name, value);
+const appendField = (ctx: ParameterizedContext, name: string, value: string) => ctx.append(name, value);
 
 /** What a refusal without `onLimited` or `throw` returns: nothing is left to wait for. */
 const DONE: Promise<void> = Promise.resolve();

@@ -179,4 +179,29 @@ describe('the gate: one request pipeline for every adapter', () => {
       expect(errors.map((e) => e.code)).toEqual(['ERR_RATEKIT_STORE']);
     });
   });
+
+  describe('writeHeaders: the fields through the framework', () => {
+    const write = (standardHeaders: GateOptions<Req>['standardHeaders'], withAppend = true) => {
+      const gate = gateOf({ standardHeaders, legacyHeaders: true });
+      const calls: string[] = [];
+      const set = (into: string[], name: string) => into.push(`set ${name}`);
+      const append = (into: string[], name: string) => into.push(`append ${name}`);
+      gate.writeHeaders(decided(now(gate.decide({}, '192.0.2.1'))).headers, calls, set, withAppend ? append : undefined);
+      return calls;
+    };
+
+    it('appends the draft-8+ list fields and sets every other field, in order', () => {
+      expect(write('draft-8')).toEqual(['set X-RateLimit-Limit', 'set X-RateLimit-Remaining', 'set X-RateLimit-Reset', 'append RateLimit', 'append RateLimit-Policy']);
+    });
+
+    it('sets the single-valued draft-6 and draft-7 fields', () => {
+      expect(write('draft-7').filter((call) => call.startsWith('append'))).toEqual([]);
+      expect(write(true).filter((call) => call.startsWith('append'))).toEqual([]);
+    });
+
+    it('sets every field when no append is given', () => {
+      expect(write('draft-8', false).filter((call) => call.startsWith('append'))).toEqual([]);
+      expect(write('draft-8', false)).toContain('set RateLimit');
+    });
+  });
 });

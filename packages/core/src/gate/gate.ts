@@ -89,6 +89,32 @@ export interface Gate<TContext> {
   observe(outcome: GateDecided, context: TContext, waitUntil: WaitUntil | undefined): Promise<void> | undefined;
   /** Reports background failures (`onError`, default `console.error`), wrapped as a `RateKitError` when they are not one. */
   readonly report: (error: unknown) => void;
+  /**
+   * Writes an outcome's fields through the framework: each with `set`, but the draft-8+ list
+   * fields (`RateLimit`, `RateLimit-Policy`) with `append` when it is given and the standard
+   * headers are draft-8 or later, so middlewares stacked on one response each add their policy
+   * instead of replacing the other's (the drafts' fields are RFC 9110 lists). Synchronous; never throws by itself.
+   *
+   * @param headers - an outcome's `headers` (or a list made from them, e.g. renamed)
+   * @param target - what `set` and `append` write to (a context, a response), handed to them as
+   *   is, so they can be made once rather than per request
+   * @param set - sets a field, replacing one of the same name
+   * @param append - adds a field value; without it, every field is `set`
+   * @example
+   * ```ts
+   * gate.writeHeaders(outcome.headers, res, (r, name, value) => r.setHeader(name, value), (r, name, value) => r.appendHeader(name, value));
+   * ```
+   */
+  writeHeaders<T>(headers: Readonly<HeaderList>, target: T, set: FieldWriter<T>, append?: FieldWriter<T>): void;
+}
+
+/** Writes one field on `target` (see {@link Gate.writeHeaders}). */
+export type FieldWriter<T> = (target: T, name: string, value: string) => void;
+
+/** True for the draft-8+ fields that are lists (`RateLimit`, `RateLimit-Policy`), in any case. */
+function isListField(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower === 'ratelimit' || lower === 'ratelimit-policy';
 }
 
 /**
@@ -128,6 +154,9 @@ export function createGate<TContext, TAnswer = unknown>(options: GateOptions<TCo
   const headersOf = keyedHeaderList(resolved.headerOptions);
   const noHeaders: Readonly<HeaderList> = Object.freeze([]);
   const unlimited: GateUnlimited = Object.freeze({ key: undefined, decision: undefined, headers: undefined });
+  const standard = resolved.headerOptions.standardHeaders;
+  // draft-6 and draft-7 fields are single values; from draft-8, RateLimit and RateLimit-Policy are lists.
+  const appendsLists = standard !== false && standard !== 'draft-6' && standard !== 'draft-7';
 
   function report(error: unknown): void {
     onError(
@@ -223,5 +252,13 @@ export function createGate<TContext, TAnswer = unknown>(options: GateOptions<TCo
       return inBackground(work, waitUntil, report);
     },
     report,
+    writeHeaders(headers, target, set, append) {
+      const appends = appendsLists && append !== undefined;
+      for (let i = 0; i < headers.length; i++) {
+        const [name, value] = headers[i]!;
+        if (appends && isListField(name)) append(target, name, value);
+        else set(target, name, value);
+      }
+    },
   };
 }

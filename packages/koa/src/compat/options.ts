@@ -3,7 +3,26 @@ import type { Driver } from './drivers.js';
 import { refuseWhatCanOnlyFail } from './failing-options.js';
 import { DEFAULT_MAX_KEYS, MemoryDriver } from './memory-driver.js';
 import { isIoRedis, RedisDriver } from './redis-driver.js';
-import { KOA_RATELIMIT_OPTIONS } from '../mode.js';
+
+/** The options koa-ratelimit 6 reads, and the two ratekit adds that work in both modes (`storeTimeoutMs`, `maxKeys`). */
+export const KOA_RATELIMIT_OPTIONS = [
+  'driver',
+  'db',
+  'duration',
+  'max',
+  'id',
+  'namespace',
+  'headers',
+  'disableHeader',
+  'whitelist',
+  'blacklist',
+  'errorMessage',
+  'status',
+  'throw',
+  'onLimited',
+  'storeTimeoutMs',
+  'maxKeys',
+] as const;
 
 /** koa-ratelimit 6's defaults: 2500 requests per hour per `ctx.ip`, under `limit:`. */
 export const DEFAULTS = { duration: 3_600_000, max: 2500, namespace: 'limit' } as const;

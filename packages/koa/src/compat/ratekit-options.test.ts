@@ -1,16 +1,16 @@
 import { memoryStore, RateKitOptionError } from '@ratekit/core';
-import { type RateLimitOptions, resolveOptions } from './options.js';
-import { rateKitRatelimit } from './ratekit.js';
+import { rateKitRatelimit } from '../ratekit.js';
+import { type RateLimitOptions, resolveOptions, resolveRenames } from './ratekit-options.js';
 
 type Options = RateLimitOptions<unknown>;
 
 describe('resolveOptions: koa-ratelimit names, translated once to the gate', () => {
   describe('with no options', () => {
     it("takes koa-ratelimit's defaults: 2500 per hour, fixed window, namespace 'limit', legacy headers only, 429", () => {
-      const { gate, listHeaders, throw: throws } = resolveOptions();
+      const { gate, throw: throws } = resolveOptions();
       expect(gate).toMatchObject({ limit: 2500, windowMs: 3_600_000, algorithm: 'fixed-window', prefix: 'limit', statusCode: 429, standardHeaders: false, legacyHeaders: true });
       expect(gate.store?.name).toBe('memory');
-      expect({ listHeaders, throws }).toEqual({ listHeaders: false, throws: false });
+      expect(throws).toBe(false);
     });
   });
 
@@ -34,7 +34,7 @@ describe('resolveOptions: koa-ratelimit names, translated once to the gate', () 
 
   describe('headers', () => {
     it('maps the custom names from the legacy names', () => {
-      const { renames } = resolveOptions({ headers: { remaining: 'Rate-Remaining', reset: 'Rate-Reset', total: 'Rate-Total' } });
+      const renames = resolveRenames({ remaining: 'Rate-Remaining', reset: 'Rate-Reset', total: 'Rate-Total' });
       expect([...renames!]).toEqual([
         ['x-ratelimit-remaining', 'Rate-Remaining'],
         ['x-ratelimit-reset', 'Rate-Reset'],
@@ -46,13 +46,19 @@ describe('resolveOptions: koa-ratelimit names, translated once to the gate', () 
       expect(resolveOptions({ disableHeader: true }).gate).toMatchObject({ legacyHeaders: false, standardHeaders: false });
     });
 
-    it.each([
-      ['draft-6', false],
-      ['draft-7', false],
-      ['draft-8', true],
-      ['draft-11', true],
-    ] as const)('treats %s list fields as appendable: %s', (standardHeaders, listHeaders) => {
-      expect(resolveOptions({ standardHeaders }).listHeaders).toBe(listHeaders);
+    it('renames the legacy fields, and leaves the others as they are', () => {
+      const { rename } = resolveOptions({ headers: { total: 'Rate-Total' } });
+      expect(
+        rename([
+          ['X-RateLimit-Limit', '5'],
+          ['X-RateLimit-Remaining', '4'],
+          ['Retry-After', '1'],
+        ]),
+      ).toEqual([
+        ['Rate-Total', '5'],
+        ['X-RateLimit-Remaining', '4'],
+        ['Retry-After', '1'],
+      ]);
     });
   });
 

@@ -1,7 +1,8 @@
-import { assertFunction, assertInteger, assertObject, assertPositive, type Decision, type GateOptions, memoryStore, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
+import { assertFunction, assertInteger, assertObject, assertPositive, type Decision, type GateOptions, type HeaderList, memoryStore, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
 import type { ParameterizedContext } from 'koa';
-import type { IoRedisLike } from './compat/redis-driver.js';
-import { KOA_RATELIMIT_OPTIONS, RATEKIT_OPTIONS } from './mode.js';
+import { RATEKIT_OPTIONS } from '../mode.js';
+import { KOA_RATELIMIT_OPTIONS } from './options.js';
+import type { IoRedisLike } from './redis-driver.js';
 
 /** What `id` may return: a key, or `false` to let the request through without limiting it. */
 export type KeyResult = string | number | false;
@@ -145,10 +146,8 @@ export interface ResolvedOptions<TContext> {
   /** `max`/`duration` as `limit`/`windowMs`, `id` as `keyGenerator`, `whitelist` as `skip`, `status` as `statusCode`, `errorMessage` as `message`, `namespace` as `prefix`, and the store. */
   readonly gate: GateOptions<TContext>;
   readonly blacklist: ((ctx: TContext) => boolean | Promise<boolean>) | undefined;
-  /** Legacy header names from `headers`, by the core's lower-case name. */
-  readonly renames: ReadonlyMap<string, string> | undefined;
-  /** True for the draft-8+ list fields, which are appended. */
-  readonly listHeaders: boolean;
+  /** The fields with the legacy names `headers` gives; the identity without `headers`. */
+  readonly rename: (headers: Readonly<HeaderList>) => Readonly<HeaderList>;
   readonly throw: boolean;
   readonly onLimited: ((ctx: TContext, decision: Decision) => void | Promise<void>) | undefined;
 }
@@ -229,8 +228,7 @@ export function resolveOptions<TContext>(options: RateLimitOptions<TContext> = {
   return {
     gate,
     blacklist: options.blacklist,
-    renames: resolveRenames(options.headers),
-    listHeaders: standard !== false && standard !== true && standard !== 'draft-6' && standard !== 'draft-7',
+    rename: renamer(resolveRenames(options.headers)),
     throw: options.throw ?? false,
     onLimited: options.onLimited,
   };
@@ -280,8 +278,14 @@ function resolveStore<TContext>(options: RateLimitOptions<TContext>): RateLimitS
   return shared;
 }
 
+/** A list's fields with the names of `renames` (by the core's lower-case legacy name). */
+function renamer(renames: ReadonlyMap<string, string> | undefined): (headers: Readonly<HeaderList>) => Readonly<HeaderList> {
+  if (renames === undefined) return (headers) => headers;
+  return (headers) => headers.map(([name, value]): [string, string] => [renames.get(name.toLowerCase()) ?? name, value]);
+}
+
 /** koa-ratelimit's `headers` option, as a map from the core's legacy names. */
-function resolveRenames(headers: RateLimitOptions<unknown>['headers']): ReadonlyMap<string, string> | undefined {
+export function resolveRenames(headers: RateLimitOptions<unknown>['headers']): ReadonlyMap<string, string> | undefined {
   if (headers === undefined) return undefined;
   assertObject('headers', headers);
   const renames = new Map<string, string>();
