@@ -1,13 +1,13 @@
 /**
  * ratekit mode's options: core's `GateOptions` (documented and checked there when the middleware
- * is built), Hono's `getConnInfo`, and hono-rate-limiter's (compat/ratekit-options.ts). Each bad
+ * is built), Hono's `getConnInfo`, and hono-rate-limiter's (incumbent-options.ts). Each bad
  * option throws a `RateKitOptionError` (code `ERR_RATEKIT_INVALID_OPTION`) naming it.
  *
  * @module
  */
 import { assertFunction, type GateOptions, RateKitOptionError } from '@ratekit/core';
 import type { Context } from 'hono';
-import { assertRefundOptions, HONO_RATE_LIMITER_OPTIONS, type HonoRateLimiterOptions, requestPropertyNameOf } from './compat/ratekit-options.js';
+import { assertRefundOptions, HONO_RATE_LIMITER_OPTIONS, type HonoRateLimiterOptions, requestPropertyNameOf } from './incumbent-options.js';
 
 /** The part of Hono's `ConnInfo` the default key needs (`hono/conninfo`'s type). */
 export interface ConnInfoLike {

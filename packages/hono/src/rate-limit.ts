@@ -3,14 +3,14 @@
  * body, delay hold, background work). Hono's part: the client address comes from the runtime's
  * `getConnInfo`, the decision is put on the context, fields are set with `c.header`, a refusal is
  * `c.text`/`c.json`, background work goes to `c.executionCtx.waitUntil` where the runtime has one;
- * hono-rate-limiter's refunds after the response are compat/ratekit-refund.ts.
+ * hono-rate-limiter's refunds after the response are refund.ts.
  *
  * @module
  */
 import { createGate, type Decision, type GateOutcome, type HeaderList, holdFor, type Limiter, type MaybePromise, RateKitError, type WaitUntil } from '@ratekit/core';
 import type { Context, Env, Input, MiddlewareHandler, Next } from 'hono';
-import { RENAMED } from './compat/ratekit-options.js';
-import { settler } from './compat/ratekit-refund.js';
+import { RENAMED } from './incumbent-options.js';
+import { settler } from './refund.js';
 import { HONO_OPTIONS, type RateLimitOptions, resolveHonoOptions } from './options.js';
 
 /** The middleware {@link rateLimit} returns, with its limiter for manual use. */

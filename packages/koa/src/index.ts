@@ -10,7 +10,7 @@
 // The middleware. `rateLimit` is the name every ratekit adapter uses; `ratelimit` is koa-ratelimit's.
 export { ratelimit, ratelimit as rateLimit, ratelimit as default } from './rate-limit.js';
 export type { RateKitModeOptions, RateLimitMiddleware, RateLimitState } from './rate-limit.js';
-export type { HeaderNameOptions, KeyResult, MiddlewareOptions, RateLimitOptions } from './compat/ratekit-options.js';
+export type { HeaderNameOptions, KeyResult, MiddlewareOptions, RateLimitOptions } from './options.js';
 export type { KoaRatelimitMiddleware, KoaRatelimitState } from './compat/middleware.js';
 export type { MemoryEntry } from './compat/memory-driver.js';
 export type { IoRedisLike } from './compat/redis-driver.js';

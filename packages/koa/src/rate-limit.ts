@@ -1,7 +1,7 @@
 import type { DefaultContext, DefaultState, ParameterizedContext } from 'koa';
 import { compatRatelimit, type KoaRatelimitMiddleware } from './compat/middleware.js';
 import { isRateKitMode, type RateKitOptionName } from './mode.js';
-import type { RateLimitOptions } from './compat/ratekit-options.js';
+import type { RateLimitOptions } from './options.js';
 import { type RateLimitMiddleware, rateKitRatelimit } from './ratekit.js';
 
 export type { RateLimitMiddleware, RateLimitState } from './ratekit.js';

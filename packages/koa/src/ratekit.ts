@@ -1,6 +1,6 @@
 /**
  * ratekit mode: the Koa middleware on @ratekit/core's gate (skip, key, decision, headers, refusal
- * body, delay hold), given koa-ratelimit's names translated once (compat/ratekit-options.ts). Koa's
+ * body, delay hold), given koa-ratelimit's names translated once (options.ts). Koa's
  * part: the address is `ctx.ip` (it honours `app.proxy`), `blacklist` refuses first with
  * `ctx.throw(403)`, the decision goes on `ctx.state.rateLimit`, fields go on `ctx.res` (legacy
  * names renamed by `headers`), a refusal is `ctx.status`/`ctx.body`, or a throw in `throw` mode,
@@ -11,7 +11,7 @@
  */
 import { createGate, type Decision, type GateDecided, type GateOutcome, type HeaderList, holdFor, type Limiter, type MaybePromise } from '@ratekit/core';
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa';
-import { type RateLimitOptions, resolveOptions } from './compat/ratekit-options.js';
+import { type RateLimitOptions, resolveOptions } from './options.js';
 
 /** What a ratekit-mode middleware puts on `ctx.state`: the decision of the last one the request went through. */
 export interface RateLimitState {

@@ -1,6 +1,6 @@
 import { memoryStore, RateKitOptionError } from '@ratekit/core';
-import { rateKitRatelimit } from '../ratekit.js';
-import { type RateLimitOptions, resolveOptions, resolveRenames } from './ratekit-options.js';
+import { rateKitRatelimit } from './ratekit.js';
+import { type RateLimitOptions, resolveOptions, resolveRenames } from './options.js';
 
 type Options = RateLimitOptions<unknown>;
 

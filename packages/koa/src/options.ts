@@ -1,8 +1,8 @@
 import { assertFunction, assertInteger, assertObject, assertPositive, type Decision, type GateOptions, type HeaderList, memoryStore, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
 import type { ParameterizedContext } from 'koa';
-import { RATEKIT_OPTIONS } from '../mode.js';
-import { KOA_RATELIMIT_OPTIONS } from './options.js';
-import type { IoRedisLike } from './redis-driver.js';
+import { RATEKIT_OPTIONS } from './mode.js';
+import { KOA_RATELIMIT_OPTIONS } from './compat/options.js';
+import type { IoRedisLike } from './compat/redis-driver.js';
 
 /** What `id` may return: a key, or `false` to let the request through without limiting it. */
 export type KeyResult = string | number | false;

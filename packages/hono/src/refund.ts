@@ -8,7 +8,7 @@
  */
 import { type Decision, type Gate, inBackground, type WaitUntil } from '@ratekit/core';
 import type { Context, Next } from 'hono';
-import type { HonoRateLimiterOptions } from './ratekit-options.js';
+import type { HonoRateLimiterOptions } from './incumbent-options.js';
 
 /** `next()`, then the refund the options ask for. */
 export type Settle<TContext> = (c: TContext, next: Next, key: string, decision: Decision) => Promise<void>;

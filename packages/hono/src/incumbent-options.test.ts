@@ -1,5 +1,5 @@
 import { RateKitOptionError } from '@ratekit/core';
-import { assertRefundOptions, requestPropertyNameOf } from './ratekit-options.js';
+import { assertRefundOptions, requestPropertyNameOf } from './incumbent-options.js';
 
 describe("hono-rate-limiter's options in ratekit mode", () => {
   it('accepts the refund options as hono-rate-limiter types them', () => {
