@@ -30,7 +30,7 @@ export type ScriptRunner = (script: LuaScript, keys: string[], args: string[]) =
 export function scriptRunner(client: unknown): ScriptRunner | undefined {
   if (typeof client !== 'object' || client === null) return undefined;
   const c = client as Record<string, unknown>;
-  if (typeof c.evalSha === 'function' || typeof c.defineCommand === 'function') {
+  if (isTcpClient(client)) {
     const transport = redisScriptTransport(client);
     if (transport === undefined) return undefined;
     return (script, keys, args) => transport.run(script.script, script.sha, keys, args);
@@ -49,6 +49,13 @@ export function scriptRunner(client: unknown): ScriptRunner | undefined {
     };
   }
   return undefined;
+}
+
+/** Whether `client` is an ioredis client (it has `defineCommand`) or a node-redis 4+ client (it has `evalSha`): a TCP client. */
+export function isTcpClient(client: unknown): boolean {
+  if (typeof client !== 'object' || client === null) return false;
+  const c = client as Record<string, unknown>;
+  return typeof c.evalSha === 'function' || typeof c.defineCommand === 'function';
 }
 
 /** The runner for `client`, found on first use; an unknown client rejects every call, as the incumbent fails on its first. */
