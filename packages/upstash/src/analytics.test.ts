@@ -1,5 +1,6 @@
 import { describeWithService, redisService } from '@ratekit/test-utils';
 import { Analytics } from './analytics.js';
+import { MultiRegionRatelimit } from './multi-region.js';
 import { Ratelimit } from './ratelimit.js';
 import { type Clients, closeClients, openClients, T0, uniquePrefix } from './test-support.js';
 
@@ -79,6 +80,26 @@ describeWithService(redisService, 'Analytics on a real Redis (through @upstash/r
       expect(warn).toHaveBeenCalledWith('Failed to record analytics', expect.objectContaining({ message: expect.stringContaining('WRONGTYPE') }));
     } finally {
       warn.mockRestore();
+    }
+  });
+
+  it('MultiRegionRatelimit with analytics counts in the first region only; it ignores enableProtection, as the incumbent', async () => {
+    const prefix = uniquePrefix('analytics-multi');
+    const second = await openClients(server().url);
+    try {
+      await clients.nodeRedis.sAdd(`${prefix}:denyList:all`, 'listed');
+      const options = { redis: [clients.upstash, second.upstash], limiter: MultiRegionRatelimit.fixedWindow(5, '10 s'), prefix, analytics: true, now: () => T0, enableProtection: true };
+      const ratelimit = new MultiRegionRatelimit(options);
+      const response = await ratelimit.limit('listed');
+      await response.pending;
+      expect(response.success).toBe(true);
+      expect(await clients.nodeRedis.exists(`${prefix}:ipDenyListStatus`)).toBe(0);
+      const bucket = Math.floor(T0 / HOUR) * HOUR;
+      expect(await clients.nodeRedis.zRangeWithScores(`${prefix}:events:${bucket}`, 0, -1)).toEqual([{ value: '{"identifier":"listed","success":true}', score: 1 }]);
+      expect(clients.rest.commands.some((command) => String(command[0]).toLowerCase() === 'zincrby')).toBe(true);
+      expect(second.rest.commands.some((command) => String(command[0]).toLowerCase() === 'zincrby')).toBe(false);
+    } finally {
+      await closeClients(second);
     }
   });
 });

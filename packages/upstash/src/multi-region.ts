@@ -223,7 +223,8 @@ export class MultiRegionRatelimit extends RatelimitCore<MultiRegionContext> {
     // whatever `ephemeralCache` says); this keeps one too, in the given Map when there is one.
     const cache = ephemeralCache(config.ephemeralCache instanceof Map ? config.ephemeralCache : new Map<string, number>(), now);
     const primaryRun = regionContexts[0]?.run ?? lazyRunner(undefined);
-    super({ limiter: config.limiter, ctx: { regionContexts, cache, now }, config, primaryRun, primaryRedis: config.redis[0], now });
+    // No deny lists here, as in the incumbent (its MultiRegionRatelimit does not pass `enableProtection` on).
+    super({ limiter: config.limiter, ctx: { regionContexts, cache, now }, config: { ...config, enableProtection: false }, primaryRun, primaryRedis: config.redis[0], now });
     if (config.dynamicLimits === true) {
       console.warn('Warning: Dynamic limits are not yet supported for multi-region rate limiters. The dynamicLimits option will be ignored.');
     }
