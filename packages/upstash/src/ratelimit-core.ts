@@ -108,7 +108,7 @@ export abstract class RatelimitCore<TContext> {
    */
   limit = async (identifier: string, req?: LimitOptions): Promise<RatelimitResponse> => {
     const decision = this.decide(identifier, req);
-    if (this.timeout <= 0) return this.recordAnalytics(await decision, identifier, req);
+    if (this.timeout <= 0) return this.analytics === undefined ? decision : this.recordAnalytics(await decision, identifier, req);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<RatelimitResponse>((resolve) => {
       timer = setTimeout(() => resolve({ success: true, limit: 0, remaining: 0, reset: 0, pending: Promise.resolve(), reason: 'timeout' }), this.timeout);
@@ -170,10 +170,14 @@ export abstract class RatelimitCore<TContext> {
     return { dynamicLimit: value === null || value === undefined ? null : Number(value) };
   };
 
-  /** The algorithm's decision, and with `enableProtection` the deny lists' (the incumbent's order: the cache, then both in parallel). */
-  private async decide(identifier: string, req: LimitOptions | undefined): Promise<RatelimitResponse> {
+  /** The algorithm's decision, and with `enableProtection` the deny lists'. */
+  private decide(identifier: string, req: LimitOptions | undefined): Promise<RatelimitResponse> {
     const key = this.key(identifier);
-    if (!this.enableProtection) return this.limiter().limit(this.ctx, key, req?.rate);
+    return this.enableProtection ? this.decideWithDenyLists(key, identifier, req) : this.limiter().limit(this.ctx, key, req?.rate);
+  }
+
+  /** The incumbent's order: the cache of denied values, then the algorithm and the deny-list check in parallel. */
+  private async decideWithDenyLists(key: string, identifier: string, req: LimitOptions | undefined): Promise<RatelimitResponse> {
     const members = deniableValues(identifier, req);
     const nowMs = this.now();
     const cached = cachedDeniedValue(members, nowMs);
