@@ -25,6 +25,9 @@ describe('rateLimitHeaders', () => {
 
   it('gives no headers for a response that failed open, and asks for the window of a foreign response', () => {
     expect(rateLimitHeaders(response({ reason: 'timeout', limit: 0, remaining: 0, reset: 0 }))).toEqual([]);
+    // Nor for a deny-list refusal: no rate limit, nothing to wait for (from the cache, with no figures, or from Redis).
+    expect(rateLimitHeaders(response({ success: false, reason: 'denyList', deniedValue: 'ip', limit: 0, remaining: 0, reset: 0 }))).toEqual([]);
+    expect(rateLimitHeaders(response({ success: false, reason: 'denyList', deniedValue: 'ip', limit: 10, remaining: 0, reset: Date.now() + 5_000 }), { window: '10 s' })).toEqual([]);
     expect(() => rateLimitHeaders(response({}))).toThrow(/options.window/);
   });
 });

@@ -45,7 +45,8 @@ const ALGORITHM_NAMES = {
  *
  * The reset is the response's `reset` (the window's end, or the bucket's next refill). A token
  * bucket advertises its refill rate over the time to fill it, as core does for buckets. A
- * response that failed open (`reason: 'timeout'`) carries no figures, so it gets no headers.
+ * response that failed open (`reason: 'timeout'`) carries no figures, and a deny-list refusal
+ * (`reason: 'denyList'`) is no rate limit (waiting would not help): neither gets headers.
  *
  * @param response - what `ratelimit.limit()` resolved with
  * @param options - see {@link RateLimitHeadersOptions}
@@ -59,7 +60,7 @@ const ALGORITHM_NAMES = {
  * ```
  */
 export function rateLimitHeaders(response: RatelimitResponse, options: RateLimitHeadersOptions = {}): HeaderList {
-  if (response.reason === 'timeout') return [];
+  if (response.reason === 'timeout' || response.reason === 'denyList') return [];
   const remembered = policyOf(response);
   const windowMs = options.window === undefined ? remembered?.windowMs : typeof options.window === 'number' ? options.window : ms(options.window);
   if (windowMs === undefined) throw new Error('rateLimitHeaders: pass options.window for a response this package did not give');

@@ -17,4 +17,7 @@ export type { Duration, Unit } from './duration.js';
 export type { Algorithm, LimitOptions, RatelimitResponse, RatelimitResponseType, RegionContext, RemainingTokens } from './types.js';
 export type { EphemeralCache } from './cache.js';
 export { SCRIPTS } from './scripts.js';
+export { Analytics } from './analytics.js';
+export type { Aggregate, AnalyticsConfig, Event, EventSuccess, Geo } from './analytics.js';
+export * as IpDenyList from './ip-deny-list.js';
 export type { LuaScript } from './scripts.js';

@@ -41,7 +41,7 @@ export interface MultiRegionRatelimitConfig {
   timeout?: number;
   /** Accepted with the incumbent's warning: the algorithms do not read it. */
   dynamicLimits?: boolean;
-  /** Not supported: `true` throws. */
+  /** Count every request in the first region, as `Ratelimit`'s `analytics` (needs an `@upstash/redis` client there). @default false */
   analytics?: boolean;
   /** Ignored. */
   cacheScripts?: boolean;
@@ -200,7 +200,7 @@ function multiSlidingWindow(tokens: number, window: Duration): Algorithm<MultiRe
  * `MultiRegionRatelimit`: the same keys and data in each region, the same answers (the first
  * region to answer decides) and the same background sync in `pending`.
  *
- * @throws {Error} at construction for `analytics: true`
+ * @throws {RateKitOptionError} at construction for `analytics: true` when the first client is ioredis or node-redis
  * @example
  * ```ts
  * const ratelimit = new MultiRegionRatelimit({
@@ -218,14 +218,15 @@ export class MultiRegionRatelimit extends RatelimitCore<MultiRegionContext> {
   static slidingWindow = multiSlidingWindow;
 
   constructor(config: MultiRegionRatelimitConfig) {
-    const { now, coalescing } = commonOptions(config);
+    const { now, coalescing } = commonOptions(config, config.redis[0]);
     const prefix = config.prefix ?? DEFAULT_PREFIX;
     const regionContexts = config.redis.map((redis) => ({ redis, run: lazyRunner(redis, coalescing), prefix }));
     // The incumbent always ends up with an ephemeral cache of its own here (its base class makes one
     // whatever `ephemeralCache` says); this keeps one too, in the given Map when there is one.
     const cache = ephemeralCache(config.ephemeralCache instanceof Map ? config.ephemeralCache : new Map<string, number>(), now);
     const primaryRun = regionContexts[0]?.run ?? lazyRunner(undefined);
-    super({ limiter: config.limiter, ctx: { regionContexts, cache, now }, config, primaryRun });
+    // No deny lists here, as in the incumbent (its MultiRegionRatelimit does not pass `enableProtection` on).
+    super({ limiter: config.limiter, ctx: { regionContexts, cache, now }, config: { ...config, enableProtection: false }, primaryRun, primaryRedis: config.redis[0], now });
     if (config.dynamicLimits === true) {
       console.warn('Warning: Dynamic limits are not yet supported for multi-region rate limiters. The dynamicLimits option will be ignored.');
     }

@@ -1,13 +1,16 @@
 /**
  * What `Ratelimit` and `MultiRegionRatelimit` share, as in `@upstash/ratelimit` 2.2.0's base class:
- * `limit` with its timeout, `blockUntilReady`, `getRemaining`, `resetUsedTokens` and the dynamic
- * limit methods, over any algorithm context.
+ * `limit` with its timeout, deny lists (`enableProtection`) and analytics, `blockUntilReady`,
+ * `getRemaining`, `resetUsedTokens` and the dynamic limit methods, over any algorithm context.
  *
  * @module
  */
 import { type CoalescingOptions, RateKitOptionError, resolveCoalescing } from '@ratekit/core';
 import { DYNAMIC_LIMIT_KEY_SUFFIX } from './algorithm-support.js';
-import type { ScriptRunner } from './script-runner.js';
+import { Analytics } from './analytics.js';
+import { cachedDenial, cachedDeniedValue, checkDenyList, deniableValues, refreshIpDenyList } from './deny-list.js';
+import { ipDenyListTtlMs } from './ip-deny-list-feed.js';
+import { isTcpClient, type ScriptRunner } from './script-runner.js';
 import { SCRIPTS } from './scripts.js';
 import type { Algorithm, LimitOptions, RatelimitResponse, RemainingTokens } from './types.js';
 
@@ -21,22 +24,38 @@ export interface CommonOptions {
   dynamicLimits?: boolean;
   analytics?: boolean;
   enableProtection?: boolean;
+  denyListThreshold?: number;
   now?: () => number;
   coalesce?: boolean;
 }
 
-/**
- * Checks the options neither class builds, and the clock.
- *
- * @throws {Error} for `analytics: true` or `enableProtection: true`
- * @throws {RateKitOptionError} for a `now` that is not a function, or a `coalesce` that is not a boolean
- */
-export function commonOptions(config: CommonOptions): { now: () => number; coalescing: CoalescingOptions } {
-  if (config.analytics === true) throw new Error('@ratekit/upstash does not record analytics: remove `analytics: true` (or keep @upstash/ratelimit for it)');
-  if (config.enableProtection === true) throw new Error('@ratekit/upstash has no deny lists: remove `enableProtection: true` (or keep @upstash/ratelimit for it)');
-  const now = config.now ?? Date.now;
+/** The incumbent's default level of the IP deny list feed. */
+const DEFAULT_DENY_LIST_THRESHOLD = 6;
 
+/**
+ * Checks the options both classes share: the clock, analytics (it needs an `@upstash/redis`
+ * client: `primaryRedis`, the client that also keeps the deny lists and the dynamic limit) and
+ * the deny-list threshold.
+ *
+ * @throws {RateKitOptionError} for a `now` that is not a function; for `analytics: true` with an
+ *   ioredis or node-redis client; for a `denyListThreshold` other than an integer from 1 to 8 with
+ *   `enableProtection: true` (ratekit's check: the incumbent fails on each refresh instead); for a
+ *   `coalesce` that is not a boolean
+ */
+export function commonOptions(config: CommonOptions, primaryRedis: unknown): { now: () => number; coalescing: CoalescingOptions } {
+  const now = config.now ?? Date.now;
   if (typeof now !== 'function') throw new RateKitOptionError('now', 'a function returning Unix epoch milliseconds', now);
+  if (config.analytics === true && isTcpClient(primaryRedis)) {
+    throw new RateKitOptionError(
+      'analytics',
+      'false (or absent) when `redis` is an ioredis or node-redis client: analytics is recorded through @upstash/core-analytics, which needs an @upstash/redis client',
+      true,
+    );
+  }
+  const threshold = config.denyListThreshold;
+  if (config.enableProtection === true && threshold !== undefined && !(Number.isInteger(threshold) && threshold >= 1 && threshold <= 8)) {
+    throw new RateKitOptionError('denyListThreshold', 'an integer from 1 to 8 (a level of the IP deny list feed)', threshold);
+  }
   const coalescing = resolveCoalescing({ coalesce: config.coalesce });
   return { now, coalescing };
 }
@@ -48,38 +67,57 @@ export abstract class RatelimitCore<TContext> {
   protected readonly prefix: string;
   protected readonly timeout: number;
   protected readonly dynamicLimits: boolean;
-  /** Sends scripts to the first (or only) database: dynamic limits live there. */
+  /** Sends scripts to the first (or only) database: dynamic limits and deny lists live there. */
   protected readonly primaryRun: ScriptRunner;
+  /** Where each request is counted, with `analytics: true`. */
+  protected readonly analytics: Analytics | undefined;
+  /** Whether requests are checked against the deny lists. */
+  protected readonly enableProtection: boolean;
+  /** The level of the IP deny list feed downloaded when the list has expired. */
+  protected readonly denyListThreshold: number;
+  private readonly now: () => number;
 
-  protected constructor(input: { limiter: Algorithm<TContext>; ctx: TContext; config: CommonOptions; primaryRun: ScriptRunner }) {
+  protected constructor(input: { limiter: Algorithm<TContext>; ctx: TContext; config: CommonOptions; primaryRun: ScriptRunner; primaryRedis: unknown; now: () => number }) {
     this.limiter = input.limiter;
     this.ctx = input.ctx;
     this.timeout = input.config.timeout ?? 5000;
     this.prefix = input.config.prefix ?? DEFAULT_PREFIX;
     this.dynamicLimits = input.config.dynamicLimits ?? false;
     this.primaryRun = input.primaryRun;
+    this.now = input.now;
+    this.enableProtection = input.config.enableProtection ?? false;
+    this.denyListThreshold = input.config.denyListThreshold ?? DEFAULT_DENY_LIST_THRESHOLD;
+    this.analytics = input.config.analytics === true ? new Analytics({ redis: input.primaryRedis, prefix: this.prefix, now: input.now }) : undefined;
   }
 
   /**
    * Whether a request of `identifier` may pass. Resolves with the incumbent's response; never
    * rejects on a refusal (only on a Redis error before the timeout).
    *
+   * With `enableProtection`, `identifier` and `req.ip`, `req.userAgent`, `req.country` are checked
+   * against `<prefix>:denyList:all` in the same round trip as the decision: a listed value gives
+   * `{ success: false, remaining: 0, reason: 'denyList', deniedValue }`, and is then refused for a
+   * minute from a process-wide cache without Redis (`limit: 0, reset: 0`). When the IP list has
+   * expired, one instance downloads it again in `pending`. With `analytics`, the request is counted
+   * in `pending` (`req.geo` adds where it came from).
+   *
    * @param identifier - whose requests are counted (a user id, an IP, an API key)
-   * @param req - `rate`: tokens this request takes (default 1; negative refunds)
+   * @param req - `rate`: tokens this request takes (default 1; negative refunds); `ip`, `userAgent`, `country`: checked against the deny lists; `geo`: recorded by analytics
    * @example
    * ```ts
-   * const { success } = await ratelimit.limit(ip, { rate: 2 });
+   * const { success, reason, pending } = await ratelimit.limit(userId, { rate: 2, ip });
+   * context.waitUntil(pending);
    * ```
    */
   limit = async (identifier: string, req?: LimitOptions): Promise<RatelimitResponse> => {
-    const decision = this.limiter().limit(this.ctx, this.key(identifier), req?.rate);
-    if (this.timeout <= 0) return decision;
+    const decision = this.decide(identifier, req);
+    if (this.timeout <= 0) return this.analytics === undefined ? decision : this.recordAnalytics(await decision, identifier, req);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timedOut = new Promise<RatelimitResponse>((resolve) => {
       timer = setTimeout(() => resolve({ success: true, limit: 0, remaining: 0, reset: 0, pending: Promise.resolve(), reason: 'timeout' }), this.timeout);
     });
     try {
-      return await Promise.race([decision, timedOut]);
+      return this.recordAnalytics(await Promise.race([decision, timedOut]), identifier, req);
     } finally {
       clearTimeout(timer);
     }
@@ -134,6 +172,51 @@ export abstract class RatelimitCore<TContext> {
     const value = await this.primaryRun(SCRIPTS.dynamicLimit, [key], ['get']);
     return { dynamicLimit: value === null || value === undefined ? null : Number(value) };
   };
+
+  /** The algorithm's decision, and with `enableProtection` the deny lists'. */
+  private decide(identifier: string, req: LimitOptions | undefined): Promise<RatelimitResponse> {
+    const key = this.key(identifier);
+    return this.enableProtection ? this.decideWithDenyLists(key, identifier, req) : this.limiter().limit(this.ctx, key, req?.rate);
+  }
+
+  /** The incumbent's order: the cache of denied values, then the algorithm and the deny-list check in parallel. */
+  private async decideWithDenyLists(key: string, identifier: string, req: LimitOptions | undefined): Promise<RatelimitResponse> {
+    const members = deniableValues(identifier, req);
+    const nowMs = this.now();
+    const cached = cachedDeniedValue(members, nowMs);
+    if (cached !== undefined) return cachedDenial(cached);
+    const [response, denyList] = await Promise.all([this.limiter().limit(this.ctx, key, req?.rate), checkDenyList(this.primaryRun, this.prefix, members, nowMs)]);
+    // The response object is changed in place: it keeps its policy for rateLimitHeaders().
+    if (denyList.deniedValue !== undefined) {
+      response.success = false;
+      response.remaining = 0;
+      response.reason = 'denyList';
+      response.deniedValue = denyList.deniedValue;
+    }
+    if (denyList.invalidIpDenyList) {
+      const refresh = refreshIpDenyList(this.primaryRun, this.prefix, this.denyListThreshold, ipDenyListTtlMs(nowMs));
+      const pending = Promise.all([response.pending, refresh]);
+      // `pending` rejects for whoever awaits it, as the incumbent's; unawaited, a failed download
+      // (offline, GitHub down) warns instead of being an unhandled rejection. It is retried once the
+      // status key's 30 s `pending` mark has expired.
+      pending.catch((error: unknown) => console.warn('@ratekit/upstash: the IP deny list was not refreshed (retried in 30 s):', error));
+      response.pending = pending;
+    }
+    return response;
+  }
+
+  /** Counts the answered request in analytics, in `pending` (a failure warns, as in the incumbent). */
+  private recordAnalytics(response: RatelimitResponse, identifier: string, req: LimitOptions | undefined): RatelimitResponse {
+    if (this.analytics === undefined) return response;
+    const denied = response.reason === 'denyList';
+    const geo = req === undefined ? undefined : this.analytics.extractGeo(req);
+    // The event's fields in the incumbent's order: their JSON is the member counted in Redis.
+    const recorded = this.analytics
+      .record({ identifier: denied ? (response.deniedValue ?? identifier) : identifier, time: this.now(), success: denied ? 'denied' : response.success, ...geo })
+      .catch((error: unknown) => console.warn('Failed to record analytics', error));
+    response.pending = Promise.all([response.pending, recorded]);
+    return response;
+  }
 
   private key(identifier: string): string {
     return `${this.prefix}:${identifier}`;

@@ -39,11 +39,23 @@ export interface RatelimitConfig {
   timeout?: number;
   /** Read the limit from `<prefix>:dynamic:global` when set (`setDynamicLimit`). @default false */
   dynamicLimits?: boolean;
-  /** Not supported by this package: `true` throws. */
+  /**
+   * Count every request in `<prefix>:events:<hour>` through `@upstash/core-analytics`, as the
+   * incumbent does (the Upstash console reads them; so does {@link Analytics}). Needs an
+   * `@upstash/redis` client. @default false
+   */
   analytics?: boolean;
-  /** Not supported by this package (deny lists): `true` throws. */
+  /**
+   * Refuse requests whose identifier, `ip`, `userAgent` or `country` is in the deny lists
+   * (`<prefix>:denyList:all`, edited in the Upstash console or with SADD), with
+   * `reason: 'denyList'`; also keeps the public IP deny list loaded (see `denyListThreshold`).
+   * @default false
+   */
   enableProtection?: boolean;
-  /** Deny lists' threshold: ignored (no deny lists). */
+  /**
+   * The level of the public IP deny list feed loaded with `enableProtection`: an integer from 1
+   * (IPs on at least one of its blacklists: the most) to 8 (the fewest). @default 6
+   */
   denyListThreshold?: number;
   /** `@upstash/redis` telemetry: ignored (this package sends none). */
   enableTelemetry?: boolean;
@@ -74,8 +86,8 @@ export interface RatelimitConfig {
  * values and TTLs, so instances of both may limit one identifier together. The scripts have no
  * `allow-key-locking` flag and run on open-source Redis 7.0 as well as Upstash.
  *
- * @throws {Error} at construction, for `analytics: true` or `enableProtection: true` (not built here)
- * @throws {RateKitOptionError} at construction, for a `clock` other than `'caller'`/`'server'` or a `now` that is not a function
+ * @throws {RateKitOptionError} at construction, for a `clock` other than `'caller'`/`'server'`, a `now` that is not a
+ *   function, `analytics: true` with an ioredis or node-redis client, or a `denyListThreshold` outside 1-8 with `enableProtection`
  * @example
  * ```ts
  * import { Redis } from '@upstash/redis';
@@ -96,13 +108,13 @@ export class Ratelimit extends RatelimitCore<RegionContext> {
   static cachedFixedWindow = cachedFixedWindow;
 
   constructor(config: RatelimitConfig) {
-    const { now, coalescing } = commonOptions(config);
+    const { now, coalescing } = commonOptions(config, config.redis);
     const clock = config.clock ?? 'caller';
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value
     if (clock !== 'caller' && clock !== 'server') throw new RateKitOptionError('clock', "'caller' or 'server'", clock);
     const cache = config.ephemeralCache === false ? undefined : ephemeralCache(config.ephemeralCache instanceof Map ? config.ephemeralCache : new Map<string, number>(), now);
     const run = lazyRunner(config.redis, coalescing);
     const ctx: RegionContext = { redis: config.redis, cache, dynamicLimits: config.dynamicLimits ?? false, prefix: config.prefix ?? DEFAULT_PREFIX, run, now, clock };
-    super({ limiter: config.limiter, ctx, config, primaryRun: run });
+    super({ limiter: config.limiter, ctx, config, primaryRun: run, primaryRedis: config.redis, now });
   }
 }

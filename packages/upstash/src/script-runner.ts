@@ -34,7 +34,7 @@ export type ScriptRunner = (script: LuaScript, keys: string[], args: string[]) =
 export function scriptRunner(client: unknown, coalescing: CoalescingOptions = {}): ScriptRunner | undefined {
   if (typeof client !== 'object' || client === null) return undefined;
   const c = client as Record<string, unknown>;
-  if (typeof c.evalSha === 'function' || typeof c.defineCommand === 'function') {
+  if (isTcpClient(client)) {
     const transport = redisScriptTransport(client);
     if (transport === undefined) return undefined;
     const batcher = scriptBatcher(transport, BATCHED, coalescing);
@@ -46,6 +46,13 @@ export function scriptRunner(client: unknown, coalescing: CoalescingOptions = {}
     return (script, keys, args) => send(script.script, script.sha, keys, args);
   }
   return undefined;
+}
+
+/** Whether `client` is an ioredis client (it has `defineCommand`) or a node-redis 4+ client (it has `evalSha`): a TCP client. */
+export function isTcpClient(client: unknown): boolean {
+  if (typeof client !== 'object' || client === null) return false;
+  const c = client as Record<string, unknown>;
+  return typeof c.evalSha === 'function' || typeof c.defineCommand === 'function';
 }
 
 /** The runner for `client`, found on first use; an unknown client rejects every call, as the incumbent fails on its first. */

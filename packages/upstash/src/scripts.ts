@@ -339,6 +339,58 @@ end
 return redis.call('GET', KEYS[1])
 `;
 
+/**
+ * The deny-list check of `limit()` with `enableProtection`. KEYS: `<prefix>:denyList:all`,
+ * `<prefix>:ipDenyListStatus`. ARGV: the values to check (identifier, ip, user agent, country:
+ * those given). Returns `{membership of each value (1/0), TTL of the status key}`. A status key
+ * that is absent (TTL -2: never loaded, or expired at the daily refresh) becomes `pending` for
+ * 30 s, so that only the caller who saw -2 downloads the IP list.
+ */
+export const DENY_LIST_CHECK_SCRIPT = `
+local found = redis.call('SMISMEMBER', KEYS[1], unpack(ARGV))
+local statusTtl = redis.call('TTL', KEYS[2])
+if statusTtl == -2 then
+  redis.call('SET', KEYS[2], 'pending', 'EX', 30)
+end
+return {found, statusTtl}
+`;
+
+/**
+ * Replaces the IP deny list. KEYS: `<prefix>:denyList:all`, `<prefix>:denyList:ipDenyList`,
+ * `<prefix>:ipDenyListStatus`. ARGV: the status key's TTL in ms, then the IPs. The old IPs leave
+ * the union set, the IP set is rebuilt without the values already in the user's own lists, joins
+ * the union set again, and the status becomes `valid` until ARGV[1] ms from now. Returns the
+ * first five replies of the incumbent's MULTI, `{SDIFFSTORE, DEL, SADD, SDIFFSTORE, SUNIONSTORE}`
+ * (the caller adds the sixth, SET's `OK`: a status nested in an array does not reach every client
+ * as `OK`). SADD goes in slices of 1000 (Lua's `unpack` limit).
+ */
+export const IP_DENY_LIST_UPDATE_SCRIPT = `
+local all, ips, status = KEYS[1], KEYS[2], KEYS[3]
+local withoutOld = redis.call('SDIFFSTORE', all, all, ips)
+local deleted = redis.call('DEL', ips)
+local added = 0
+for first = 2, #ARGV, 1000 do
+  added = added + redis.call('SADD', ips, unpack(ARGV, first, math.min(first + 999, #ARGV)))
+end
+local kept = redis.call('SDIFFSTORE', ips, ips, all)
+local union = redis.call('SUNIONSTORE', all, all, ips)
+redis.call('SET', status, 'valid', 'PX', ARGV[1])
+return {withoutOld, deleted, added, kept, union}
+`;
+
+/**
+ * Turns the IP deny list off. KEYS: as {@link IP_DENY_LIST_UPDATE_SCRIPT}'s. The IPs leave the
+ * union set, the IP set is deleted and the status becomes `disabled` without a TTL (so the check
+ * sees -1 and never refreshes). Returns the incumbent's first two MULTI replies, `{SDIFFSTORE, DEL}`.
+ */
+export const IP_DENY_LIST_DISABLE_SCRIPT = `
+local all, ips, status = KEYS[1], KEYS[2], KEYS[3]
+local withoutIps = redis.call('SDIFFSTORE', all, all, ips)
+local deleted = redis.call('DEL', ips)
+redis.call('SET', status, 'disabled')
+return {withoutIps, deleted}
+`;
+
 function lua(name: string, script: string, sha: string): LuaScript {
   return { name, script, sha };
 }
@@ -362,4 +414,7 @@ export const SCRIPTS = {
   multiSync: lua('multiSync', MULTI_SYNC_SCRIPT, '70bf6f1751d901405bfa1f5d29d49a09df17c748'),
   reset: lua('reset', RESET_SCRIPT, '0e4f30206a5de999a9edc767eb09456d1c8ab90e'),
   dynamicLimit: lua('dynamicLimit', DYNAMIC_LIMIT_SCRIPT, 'eac4f424acd6eec90e3ac1aa02feecb3e9a50e5f'),
+  denyListCheck: lua('denyListCheck', DENY_LIST_CHECK_SCRIPT, 'db8649ba515ce808113d9b1dca21ac3ce3a945da'),
+  ipDenyListUpdate: lua('ipDenyListUpdate', IP_DENY_LIST_UPDATE_SCRIPT, 'f7d6fc4ead3ac0455bc8d2e8d1f84b0967752a70'),
+  ipDenyListDisable: lua('ipDenyListDisable', IP_DENY_LIST_DISABLE_SCRIPT, '5e7c9276b6e3666455349db5437bb36db4fbc664'),
 } as const;

@@ -7,7 +7,7 @@
 import type { EphemeralCache } from './cache.js';
 import type { ScriptRunner } from './script-runner.js';
 
-/** Why a response did not come from a Redis decision: `timeout` (failed open), `cacheBlock`, `denyList` (never, here: no deny lists). */
+/** Why a response is not the algorithm's plain decision: `timeout` (failed open), `cacheBlock` (the ephemeral cache refused), `denyList` (a deny-listed value; see `enableProtection`). */
 export type RatelimitResponseType = 'timeout' | 'cacheBlock' | 'denyList';
 
 /** The answer of `limit()`, as `@upstash/ratelimit` gives it. All instants are Unix epoch milliseconds. */
@@ -20,11 +20,11 @@ export interface RatelimitResponse {
   remaining: number;
   /** When the window ends (window algorithms) or the bucket's next refill (token bucket), epoch ms; 0 on a timeout. */
   reset: number;
-  /** Work still running after the answer (`cachedFixedWindow`'s Redis update); await it, or pass it to `waitUntil`. */
+  /** Work still running after the answer (`cachedFixedWindow`'s Redis update, the multi-region sync, the IP deny list refresh, analytics); await it, or pass it to `waitUntil`. */
   pending: Promise<unknown>;
   /** Set when the answer did not come from Redis: see {@link RatelimitResponseType}. */
   reason?: RatelimitResponseType;
-  /** The deny-listed value, with `reason: 'denyList'` (never set here). */
+  /** The deny-listed value (the identifier, or the `ip`, `userAgent` or `country` given), with `reason: 'denyList'`. */
   deniedValue?: string | undefined;
 }
 
@@ -63,12 +63,16 @@ export type Algorithm<TContext = RegionContext> = () => {
   resetTokens: (ctx: TContext, identifier: string) => Promise<void>;
 };
 
-/** What `limit()` takes besides the identifier. Only `rate` matters here (`ip`, `userAgent`, `country` feed deny lists, `geo` analytics: neither is built). */
+/** What `limit()` takes besides the identifier. */
 export interface LimitOptions {
   /** Tokens this request takes (negative: a refund). @default 1 */
   rate?: number;
+  /** Checked against the deny lists, with `enableProtection`. */
   ip?: string;
+  /** Checked against the deny lists, with `enableProtection`. */
   userAgent?: string;
+  /** Checked against the deny lists, with `enableProtection`. */
   country?: string;
+  /** Where the request came from, recorded with `analytics`. */
   geo?: { country?: string; city?: string; region?: string; ip?: string };
 }

@@ -1,7 +1,7 @@
 // An app written against @upstash/ratelimit 2.2.0's types. src/drop-in-types.test.ts compiles it as is
 // against @upstash/ratelimit (so it is valid code for the incumbent), then with the
 // '@upstash/ratelimit' specifier changed to '@ratekit/upstash' and nothing else, under `strict`.
-import { type Duration, MultiRegionRatelimit, Ratelimit, type RatelimitConfig } from '@upstash/ratelimit';
+import { Analytics, type Duration, IpDenyList, MultiRegionRatelimit, Ratelimit, type RatelimitConfig } from '@upstash/ratelimit';
 import { Redis } from '@upstash/redis';
 
 const redis = new Redis({ url: 'https://example.upstash.io', token: 'token' });
@@ -36,4 +36,22 @@ export async function handler(id: string): Promise<Response> {
   const multi = await regions.limit(id);
   await multi.pending;
   return new Response(body, { status: success && multi.success ? 200 : 429 });
+}
+
+// Deny lists and analytics.
+export const protectedLimiter = new Ratelimit({ redis, limiter: Ratelimit.fixedWindow(10, '10 s'), enableProtection: true, denyListThreshold: 7, analytics: true });
+export const analytics = new Analytics({ redis, prefix: 'api' });
+
+export async function protectedHandler(id: string, ip: string): Promise<Response> {
+  const { success, reason, deniedValue, pending } = await protectedLimiter.limit(id, { ip, userAgent: 'curl', country: 'DE', geo: { country: 'DE', city: 'Berlin' } });
+  await pending;
+  const denied: string | undefined = reason === 'denyList' ? deniedValue : undefined;
+  await IpDenyList.updateIpDenyList(redis, 'api', 8);
+  await IpDenyList.disableIpDenyList(redis, 'api');
+  const thresholdError: boolean = (await IpDenyList.updateIpDenyList(redis, 'api', 9).catch((e: unknown) => e)) instanceof IpDenyList.ThresholdError;
+  await analytics.record({ identifier: id, time: Date.now(), success: 'denied', country: 'DE' });
+  const usage: Record<string, { success: number; blocked: number }> = await analytics.getUsage(Date.now() - 86_400_000);
+  const top = await analytics.getMostAllowedBlocked(24, 5);
+  const series = await analytics.getUsageOverTime(24, 'identifier');
+  return new Response(JSON.stringify({ denied, thresholdError, usage, top: top.allowed.length, series: series.length }), { status: success ? 200 : 403 });
 }
