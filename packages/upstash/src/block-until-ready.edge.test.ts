@@ -2,7 +2,7 @@
 // over @upstash/redis, against the Upstash REST endpoint the matrix starts on Node in front of a real Redis.
 // On Cloudflare Workers `Date.now()` is the time of the last I/O and stands still while code runs
 // (upstash/ratelimit-js #70): blockUntilReady must wait with timers for the time the refusal names, and end at
-// its deadline even when the clock does not move. (Node: ratelimit.test.ts.)
+// its deadline even when the clock does not move. (Node: block-until-ready.test.ts.)
 import { upstashEndpoint } from '@ratekit/test-utils';
 import { Ratelimit } from '@ratekit/upstash';
 import { Redis } from '@upstash/redis';
