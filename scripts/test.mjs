@@ -12,7 +12,8 @@
 //   5. the incumbents' own published test suites against our builds (@fastify/rate-limit 11.2.0;
 //      express-rate-limit's, express-slow-down's and @nestjs/throttler's, which they do not publish, when
 //      fetched into packages/express/.upstream and packages/nestjs/.upstream; hono-rate-limiter's, rate-limiter-flexible's
-//      and upstash/ratelimit-js's likewise, into packages/{hono,flexible,upstash}/.upstream)
+//      and upstash/ratelimit-js's likewise, into packages/{hono,flexible,upstash}/.upstream; upstash/ratelimit-js's
+//      twice: over HTTP, and over TCP with --tcp)
 import { spawnSync } from 'node:child_process';
 
 const steps = [
@@ -34,6 +35,7 @@ const steps = [
   ["hono-rate-limiter's own tests (skipped unless fetched into packages/hono/.upstream)", 'node', ['packages/hono/upstream/run.mjs']],
   ["rate-limiter-flexible v11.1.0's own tests (skipped unless fetched into packages/flexible/.upstream)", 'node', ['packages/flexible/upstream/run.mjs']],
   ["@upstash/ratelimit's own tests (skipped unless fetched into packages/upstash/.upstream)", 'node', ['packages/upstash/upstream/run.mjs']],
+  ["@upstash/ratelimit's own tests over TCP (ioredis; skipped unless fetched into packages/upstash/.upstream)", 'node', ['packages/upstash/upstream/run.mjs', '--tcp']],
 ];
 
 for (const [name, command, args] of steps) {

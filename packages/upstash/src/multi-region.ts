@@ -200,6 +200,18 @@ function multiSlidingWindow(tokens: number, window: Duration): Algorithm<MultiRe
  * `MultiRegionRatelimit`: the same keys and data in each region, the same answers (the first
  * region to answer decides) and the same background sync in `pending`.
  *
+ * The count is eventual, as the incumbent's: each region decides alone, so requests in flight
+ * together may pass more than the limit. The bound, for requests that take tokens (`rate` ≥ 1): in
+ * one window, across R regions, at most R × `tokens` tokens pass (R × `tokens` requests of one
+ * token). A request passes only if the region that answered first had counted at most `tokens`,
+ * itself included, and a region counts every request it records (fixed window: every request, the
+ * refused too; sliding window: those it admitted), so each region lets through at most `tokens`.
+ * The bound is reached when each region sees its own callers' requests first and answers them
+ * first. Once `pending` has settled and nothing is in flight, every region holds what the others
+ * saw, and the limit is exact again. The same race can also let fewer than `tokens` pass (a request
+ * first in one region's order may be answered by another, where it came late).
+ * Measured in `src/multi-region-bound.test.ts`.
+ *
  * @throws {RateKitOptionError} at construction for `analytics: true` when the first client is ioredis or node-redis
  * @example
  * ```ts

@@ -124,23 +124,38 @@ export abstract class RatelimitCore<TContext> {
   };
 
   /**
-   * Calls {@link limit} until a request passes or `timeout` ms have passed, waiting for each
-   * refusal's `reset` (at least 100 ms when that is already past), as the incumbent does.
+   * Calls {@link limit} until a request passes or `timeout` ms have passed, waiting with a timer
+   * for each refusal's `reset` (at least 100 ms when that is already past), as the incumbent does;
+   * when `reset` is past the deadline it waits until the deadline and resolves with that refusal.
+   *
+   * The time spent is the larger of the clock's (`Date.now()`) and the timers' total, so the loop
+   * ends at its deadline on a runtime whose clock stands still between I/O (Cloudflare Workers:
+   * `Date.now()` is the time of the last I/O, upstash/ratelimit-js #70), and never spins on it.
    *
    * @param identifier - as for `limit`
    * @param timeout - the most to wait, ms
    * @throws {Error} `timeout must be positive` when `timeout <= 0`; `This should not happen` on a refusal with `reset` 0
+   * @example
+   * ```ts
+   * const { success } = await ratelimit.blockUntilReady(userId, 30_000); // false: still refused after 30 s
+   * ```
    */
   blockUntilReady = async (identifier: string, timeout: number): Promise<RatelimitResponse> => {
     if (timeout <= 0) throw new Error('timeout must be positive');
-    const deadline = Date.now() + timeout;
+    const started = Date.now();
+    let waited = 0; // the timers' total, ms
     for (;;) {
       const response = await this.limit(identifier);
       if (response.success) return response;
       if (response.reset === 0) throw new Error('This should not happen');
-      const wait = Math.min(response.reset, deadline) - Date.now();
-      await new Promise((resolve) => setTimeout(resolve, wait > 0 ? wait : 100));
-      if (Date.now() > deadline) return response;
+      const now = Date.now();
+      const left = timeout - Math.max(waited, now - started);
+      if (left <= 0) return response;
+      const untilReset = response.reset - now;
+      const wait = Math.min(untilReset > 0 ? untilReset : 100, left);
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      waited += wait;
+      if (wait === left) return response; // waited until the deadline: the incumbent does not ask again
     }
   };
 
