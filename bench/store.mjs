@@ -141,7 +141,16 @@ export async function run(options, log) {
   results.versions = storeVersions();
   results.clients = chosen.map(({ client, variants }) => ({
     ...client,
-    contenders: variants.map(({ id, label, what, reference, peer, limits, twin }) => ({ id: `${client.id}/${id}`, variant: id, label, what, reference: reference === true, peer: peer === true, twin: twin === true, limits })),
+    contenders: variants.map(({ id, label, what, reference, peer, limits, twin }) => ({
+      id: `${client.id}/${id}`,
+      variant: id,
+      label,
+      what,
+      reference: reference === true,
+      peer: peer === true,
+      twin: twin === true,
+      limits,
+    })),
   }));
   return results;
 }
