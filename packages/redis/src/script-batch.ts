@@ -127,16 +127,14 @@ export function scriptBatcher(transport: RedisScriptTransport, scripts: readonly
     const keys: string[] = [];
     const args: string[] = [''];
     const first = batch[0]!;
-    let spec = '';
     let uniform = true;
     for (const w of batch) {
-      spec += `${w.script} ${w.keys.length} ${w.args.length} `;
       if (w.script !== first.script || w.keys.length !== first.keys.length || w.args.length !== first.args.length) uniform = false;
       for (const key of w.keys) keys.push(key);
       for (const arg of w.args) args.push(arg);
     }
     // A call without keys nor arguments cannot be counted from KEYS or ARGV: it goes in the list form.
-    args[0] = uniform && first.keys.length + first.args.length > 0 ? `=${first.script} ${first.keys.length} ${first.args.length}` : spec;
+    args[0] = uniform && first.keys.length + first.args.length > 0 ? `=${first.script} ${first.keys.length} ${first.args.length}` : listSpec(batch);
     const reply = attempt(() => call(keys, args));
     reply.then(
       (replies) => {
@@ -182,6 +180,13 @@ export function scriptBatcher(transport: RedisScriptTransport, scripts: readonly
     },
     flush: () => turns.flush(),
   };
+}
+
+/** The list form of the batch's ARGV[1] (see {@link batchScript}): each call's script, key count and argument count. */
+function listSpec(batch: readonly Waiting[]): string {
+  let spec = '';
+  for (const w of batch) spec += `${w.script} ${w.keys.length} ${w.args.length} `;
+  return spec;
 }
 
 /** One entry of the batch reply: resolve with the reply, or reject with the call's own error. */

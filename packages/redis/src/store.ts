@@ -312,7 +312,7 @@ function transport(client: unknown): Transport {
     const nodeRedis = client as NodeRedisClientLike;
     const sendCommand = c.sendCommand as Send | undefined;
     // A node-redis cluster routes sendCommand by its first argument, a key; a client takes the command alone.
-    const cluster = typeof c.nodeClient === 'function';
+    const cluster = base.cluster;
     // A node-redis Sentinel client (createSentinel) takes whether the command is read-only first.
     const sentinel = typeof c.getMasterNode === 'function';
     return {
