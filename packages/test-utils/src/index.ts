@@ -22,6 +22,7 @@ export type { RunningServer, ServiceDefinition, ServiceSource } from './services
 export { checkAdapterHeaderConsistency, inconsistencies as rateLimitHeaderInconsistencies } from './header-consistency.js';
 export type { AdapterRequest, HeaderConsistencyOptions, HeaderReader } from './header-consistency.js';
 export { windowWaitArbitrary } from './window-waits.js';
+export { askWithWindowMargin } from './window-margin.js';
 export { freezeProcesses } from './freeze.js';
 export { StallProbe } from './stall-probe.js';
 export { freePort, onFreePort } from './ports.js';

@@ -12,6 +12,8 @@ export type { Ask, StoreTestContext, TestStoreOptions, TimelineRow } from './tes
 // The differential suite (fast-check and the in-memory store): for edge stores that run only on their runtime (Deno KV).
 export { compareSchedule, testDifferential } from './differential.js';
 export type { DifferentialOptions, Schedule } from './differential.js';
+// A first request where its window has time to spare (tests that expect a refusal to last).
+export { askWithWindowMargin } from './window-margin.js';
 
 /** Where an edge test reaches the matrix's Upstash REST endpoint (a real Redis behind it): `new Redis(upstashEndpoint())`. */
 export interface UpstashEndpoint {
