@@ -1,4 +1,4 @@
-import { describeWithService, redisService } from '@ratekit/test-utils';
+import { askWithWindowMargin, describeWithService, redisService } from '@ratekit/test-utils';
 import { Ratelimit } from './ratelimit.js';
 import { type Clients, closeClients, FixedClock, openClients, T0, uniquePrefix } from './test-support.js';
 
@@ -161,8 +161,12 @@ describeWithService(redisService, 'Ratelimit on a real Redis', (server) => {
         new Ratelimit({ redis: clients.ioredis, limiter, prefix, clock: 'server', ephemeralCache: false }),
         new Ratelimit({ redis: clients.upstash, limiter, prefix, clock: 'server', now: ahead, ephemeralCache: false }),
       ];
-      const answers = [];
-      for (let i = 0; i < 6; i++) answers.push((await server[i % 2]!.limit('u')).success);
+      // The sliding window's windows end on the server's 10 s grid: one ending between the six requests would
+      // weigh the first ones down (rounded down) and let a fifth through. The first request is made where its
+      // window has 2 s left (six requests take tens of ms; a token bucket's reset, a refill 1 m away, always has).
+      const { identifier, first } = await askWithWindowMargin((id) => server[0]!.limit(id), 2_000);
+      const answers = [first.success];
+      for (let i = 1; i < 6; i++) answers.push((await server[i % 2]!.limit(identifier)).success);
       expect(answers).toEqual([true, true, true, true, false, false]);
       for (const key of await clients.ioredis.keys(`${prefix}:*`)) await clients.ioredis.del(key);
     });
@@ -172,9 +176,11 @@ describeWithService(redisService, 'Ratelimit on a real Redis', (server) => {
       const limiter = Ratelimit.slidingWindow(5, '1 m');
       const onTime = new Ratelimit({ redis: clients.nodeRedis, limiter, prefix, clock: 'server', ephemeralCache: false });
       const ahead = new Ratelimit({ redis: clients.upstash, limiter, prefix, clock: 'server', now: () => Date.now() + 120_000, ephemeralCache: false }); // on its own clock it would read 5
-      await onTime.limit('u', { rate: 2 });
-      expect(await ahead.getRemaining('u')).toMatchObject({ remaining: 3, limit: 5 });
-      expect(await onTime.getRemaining('u')).toMatchObject({ remaining: 3, limit: 5 });
+      // Within one window of the server's 1 m grid (1 s left at least, for three requests): a window ending
+      // between them would weigh the 2 down to 1 and read 4.
+      const { identifier } = await askWithWindowMargin((id) => onTime.limit(id, { rate: 2 }), 1_000);
+      expect(await ahead.getRemaining(identifier)).toMatchObject({ remaining: 3, limit: 5 });
+      expect(await onTime.getRemaining(identifier)).toMatchObject({ remaining: 3, limit: 5 });
       for (const key of await clients.ioredis.keys(`${prefix}:*`)) await clients.ioredis.del(key);
     });
 
