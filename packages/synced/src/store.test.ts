@@ -670,8 +670,11 @@ describeWithService(redisService, 'syncedStore over Redis', (server) => {
     it('syncs on its own timer', async () => {
       const nodes = await redisNodes(library, server().url, 2, { syncIntervalMs: 20 });
       try {
-        ask(nodes.stores[0]!, [fixed(10, 60_000)], Date.now(), { cost: 4 });
-        await eventually("node 1 to hear node 0's usage", () => ask(nodes.stores[1]!, [fixed(10, 60_000)], Date.now(), { mode: 'peek' }).remaining === 6);
+        // One instant for both nodes: windows are aligned to the epoch, and a minute ending between the charge and
+        // the peek (read again until the sync comes) would leave node 1 in the next window, where nothing is used.
+        const now = Date.now();
+        ask(nodes.stores[0]!, [fixed(10, 60_000)], now, { cost: 4 });
+        await eventually("node 1 to hear node 0's usage", () => ask(nodes.stores[1]!, [fixed(10, 60_000)], now, { mode: 'peek' }).remaining === 6);
       } finally {
         await nodes.close();
       }
