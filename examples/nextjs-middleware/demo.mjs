@@ -7,9 +7,11 @@
 //    UPSTASH_REDIS_REST_TOKEN pointing at that endpoint, and RATELIMIT_PREFIX, a key prefix of this run.
 // 3. Sends real HTTP traffic, each client naming itself with x-real-ip as Vercel's edge would:
 //    - GET /api/time 8 times from one client: the proxy (5 per 10 s, @upstash/ratelimit's API, from @ratekit/upstash)
-//      lets the first 5 through with X-RateLimit-*, and refuses the last 2 with 429, RateLimit, RateLimit-Policy,
-//      X-RateLimit-* and Retry-After (the 6th goes either way: it is let through when the burst straddles two
-//      10-second windows, whose sliding weight rounds the previous window's count down);
+//      lets the first 5 through with X-RateLimit-*, and refuses the last 3 with 429, RateLimit, RateLimit-Policy,
+//      X-RateLimit-* and Retry-After. Its windows end on a 10-second grid, and a burst a window's end splits lets
+//      more through (the previous window's count, weighted, is rounded down; a split after the 6th lets the 7th
+//      through): the burst starts where its window has BURST_MARGIN_MS left (askWithWindowMargin of
+//      @ratekit/test-utils, each new try from a new client address);
 //    - GET /api/time from a second client: 200 (the budget is per client);
 //    - GET /api/hello 5 times from a third client: the route's own limit (@ratekit/fetch, 3 per 10 s) lets the
 //      first 3 through with the draft-8 RateLimit fields and refuses the 5th with its 429, the proxy letting
@@ -29,15 +31,17 @@ import { tsImport } from 'tsx/esm/api';
 const APP_DIR = fileURLToPath(new URL('.', import.meta.url));
 const NEXT_BIN = createRequire(import.meta.url).resolve('next/dist/bin/next');
 const STARTUP_TIMEOUT_MS = 60_000;
-/** Documentation addresses (RFC 5737), one per client of the demo. */
-const CLIENTS = { proxy: '203.0.113.10', other: '203.0.113.11', route: '203.0.113.20' };
+/** Documentation addresses (RFC 5737), one per client of the demo; the burst's are 198.51.100.10, .11, … (one per try). */
+const CLIENTS = { proxyStem: '198.51.100.1', other: '203.0.113.11', route: '203.0.113.20' };
+/** What the proxy's burst needs of its window: 8 requests in a row take tens of ms on a loaded machine; 3 s is the margin. */
+const BURST_MARGIN_MS = 3_000;
 
 /** Runs the demo; resolves with the exit code (0: every check passed). */
 export async function demoNext() {
   const started = Date.now();
   const prefix = `ratekit-example-nextjs:${randomUUID()}`;
   // @ratekit/test-utils is TypeScript (no build): tsx loads it.
-  const { startRedis, startUpstashRestServer } = await tsImport('@ratekit/test-utils', import.meta.url);
+  const { askWithWindowMargin, startRedis, startUpstashRestServer } = await tsImport('@ratekit/test-utils', import.meta.url);
   const { redis, privateServer } = await connectRedis(startRedis);
   const rest = await startUpstashRestServer({ sendCommand: (args) => redis.sendCommand(args) });
   const env = {
@@ -53,7 +57,7 @@ export async function demoNext() {
     const port = await freePort();
     server = await startNext(port, env);
     console.log(`ratekit demo: examples/nextjs-middleware (next start) on http://127.0.0.1:${port} (server pid ${server.child.pid}), Redis through ${rest.url}\n`);
-    const problems = await drive(port);
+    const problems = await drive(port, askWithWindowMargin);
     const commands = rest.commands.map((command) => command[0].toUpperCase());
     console.log(`The Upstash REST endpoint answered ${rest.requests()} requests (${count(commands)}).\n`);
     if (!commands.some((name) => name.startsWith('EVAL'))) problems.push('no script reached Redis through the Upstash REST endpoint');
@@ -89,16 +93,24 @@ async function connectRedis(startRedis) {
 }
 
 /** Sends the traffic and checks it; returns the problems found (none: passed). */
-async function drive(port) {
+async function drive(port, askWithWindowMargin) {
   const problems = [];
   const get = (path, ip) => request(port, path, { 'x-real-ip': ip });
 
-  // The proxy alone: 8 requests in a row from one client.
-  const time = [];
-  for (let i = 0; i < 8; i++) time.push(await get('/api/time', CLIENTS.proxy));
+  // The proxy alone: 8 requests in a row from one client, the first where its window has BURST_MARGIN_MS left.
+  // X-RateLimit-Reset is the window's end in whole seconds, and the window ends on a whole 10 s: the end exactly.
+  // A response without it (a failure the checks below report) is taken as it is.
+  const askProxy = async (ip) => {
+    const response = await get('/api/time', ip);
+    const reset = response.headers['x-ratelimit-reset'];
+    return { response, reset: reset === undefined ? Infinity : Number(reset) * 1_000 };
+  };
+  const { identifier: proxyClient, first } = await askWithWindowMargin(askProxy, BURST_MARGIN_MS, CLIENTS.proxyStem);
+  const time = [first.response];
+  for (let i = 1; i < 8; i++) time.push(await get('/api/time', proxyClient));
   const other = await get('/api/time', CLIENTS.other);
   console.log(`GET /api/time   proxy: sliding window, 5 per 10 s per client (the @upstash/ratelimit API, from @ratekit/upstash)`);
-  console.log(`  client ${CLIENTS.proxy}, 8 in a row   ${statuses(time)}`);
+  console.log(`  client ${proxyClient}, 8 in a row   ${statuses(time)}`);
   console.log(`  client ${CLIENTS.other}, then          ${other.status}\n`);
   time.slice(0, 5).forEach((r, i) => {
     if (r.status !== 200) problems.push(`GET /api/time #${i + 1}: ${r.status}, expected 200 (within the proxy's 5)`);
@@ -108,8 +120,8 @@ async function drive(port) {
   });
   if (time[0].headers['x-ratelimit-limit'] !== '5') problems.push(`GET /api/time #1: X-RateLimit-Limit ${time[0].headers['x-ratelimit-limit']}, expected 5`);
   if (time[0].headers['x-ratelimit-remaining'] !== '4') problems.push(`GET /api/time #1: X-RateLimit-Remaining ${time[0].headers['x-ratelimit-remaining']}, expected 4`);
-  time.slice(6).forEach((r, i) => {
-    if (r.status !== 429) problems.push(`GET /api/time #${i + 7}: ${r.status}, expected 429 (over the proxy's 5)`);
+  time.slice(5).forEach((r, i) => {
+    if (r.status !== 429) problems.push(`GET /api/time #${i + 6}: ${r.status}, expected 429 (over the proxy's 5)`);
   });
   const proxyRefusal = time.find((r) => r.status === 429);
   if (proxyRefusal !== undefined) problems.push(...checkProxyRefusal(proxyRefusal));
