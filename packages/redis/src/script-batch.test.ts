@@ -1,5 +1,6 @@
 import { describeWithService, freshNamespace, parseClusterNodes, redisClusterService, redisService } from '@ratekit/test-utils';
 import calculateSlot from 'cluster-key-slot';
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
@@ -103,6 +104,53 @@ describeWithService(redisService, 'scriptBatcher, on a real Redis', (server) => 
         await admin.quit();
         const replies = await Promise.all([1, 2, 3].map(() => batcher.run(INCR, [key], ['1', '60000'])));
         expect(replies.map((r) => (r as number[])[0])).toEqual([2, 3, 4]);
+      });
+
+      it('every shape of reply arrives as the script sent alone (plain EVALSHA) gives it, in a batch of many', async () => {
+        // The batch reply is flat (see batchScript): arrays nested, holding false, cut at a nil, empty; status
+        // replies, errors, floats, strings and nils must all come back as they do without the batcher.
+        const shapes = [
+          "return {1, {2, {'x'}}, 'y'}",
+          'return {1, false, 3}',
+          'return {1, nil, 3}',
+          'return {}',
+          'return {{}, {{}}, {false}}',
+          "return redis.call('SET', KEYS[1], 'v')",
+          "return {ok = 'FINE'}",
+          "return {1, {ok = 'NESTED'}, {err = 'nested error'}}",
+          'return 3.7',
+          "return 'text'",
+          'return false',
+          'return nil',
+          "return redis.error_reply('E1')",
+          "return {err = 'E2'}",
+          "error('E3')",
+        ];
+        const transport = redisScriptTransport(connection.client)!;
+        const batcher = scriptBatcher(transport, shapes, { batchesInFlight: 0 });
+        const key = `${freshNamespace()}:shape`;
+        const settle = (p: Promise<unknown>) =>
+          p.then(
+            (value) => ({ value: JSON.stringify(value, (_, v: unknown) => (v instanceof Error ? { error: v.message } : v)) }),
+            (error: Error) => ({
+              error: error.message
+                .replace(/ script: \w+,/, ' script:')
+                .replace(/@user_script:\d+: /, '')
+                .replace(/f_\w+/g, 'f'),
+            }),
+          );
+        const alone = [];
+        for (const shape of shapes) alone.push(await settle(transport.run(shape, createHash('sha1').update(shape).digest('hex'), [key], [])));
+        await batcher.run(shapes[0]!, [key], []); // the steady state: the batch script loaded
+        const together = await Promise.all([...shapes, ...shapes].map((shape) => settle(batcher.run(shape, [key], []))));
+        expect(together.slice(0, shapes.length).map((r) => ('value' in r ? r : 'error'))).toEqual(alone.map((r) => ('value' in r ? r : 'error')));
+        expect(together.slice(shapes.length)).toEqual(together.slice(0, shapes.length));
+        // Errors: the reply's own (`redis.error_reply`, `{err = …}`) as alone; a Lua runtime error keeps its text, but
+        // its position is the batch script's, not the script's own.
+        const errors = (rs: typeof alone) => rs.filter((r) => 'error' in r).map((r) => (r as { error: string }).error);
+        expect(errors(together.slice(0, shapes.length)).slice(0, 2)).toEqual(errors(alone).slice(0, 2));
+        expect(errors(together.slice(0, shapes.length))[2]).toMatch(/user_script:\d+: E3/);
+        expect(errors(alone)[2]).toMatch(/user_script:\d+: E3/);
       });
 
       it('calls without keys or arguments, alone and together', async () => {

@@ -53,21 +53,47 @@ interface Waiting {
  * The batch script over `scripts`. ARGV[1] describes the calls: `=s k a`
  * when every call runs script `s` (its position, from 1) with `k` keys and
  * `a` arguments, else each call's three numbers in turn (`s k a s k a …`).
- * The calls' keys follow in KEYS, their arguments in ARGV from 2. It replies
- * with one entry per call: `{1, reply}`, or `{0, message}` when the call
- * failed.
+ * The calls' keys follow in KEYS, their arguments in ARGV from 2.
+ *
+ * It replies with one flat array, each call's entry in turn: `0, message`
+ * when the call failed; `1, reply` for a reply that is not an array (`false`
+ * for a nil); `2 + n` and the n elements for an array reply (an element may
+ * itself be an array). Flat, because Redis pays for every nested array it
+ * writes, and a reply of two levels per call cost more than the call's own
+ * commands.
+ *
+ * The scripts' `tonumber` is a memo, fresh for each batch: the calls of one
+ * batch convert the same limit and window strings again and again, and
+ * Redis 7.0's Lua parses each twice (`strtod`). It answers exactly as
+ * `tonumber`.
  *
  * @throws {TypeError} when a script starts with a shebang line (`#!lua …`): its flags would apply to the whole batch
  */
 export function batchScript(scripts: readonly string[]): string {
-  let text = 'local run = {}\n';
+  // `tonumber` answers from a memo, fresh per batch (see above); a base, or a value not a string, goes to the real one.
+  // A script's function is made when a batch first calls it (`make`): making every script's would cost each batch
+  // the functions it never calls.
+  let text = `local run, rawtonumber, numbers = {}, tonumber, {}
+local function tonumber(value, base)
+  if base ~= nil or type(value) ~= 'string' then return rawtonumber(value, base) end
+  local n = numbers[value]
+  if n == nil then
+    n = rawtonumber(value) or false
+    numbers[value] = n
+  end
+  return n or nil
+end
+local function make(s)
+`;
   scripts.forEach((script, i) => {
     if (script.trimStart().startsWith('#!')) throw new TypeError(`scriptBatcher: script ${i + 1} starts with a shebang line, which cannot be batched`);
-    text += `run[${i + 1}] = function(KEYS, ARGV)\n${script}\nend\n`;
+    text += `if s == ${i + 1} then return function(KEYS, ARGV)\n${script}\nend end\n`;
   });
+  text += 'end\n';
   // One KEYS and one ARGV table, refilled for each call (a script sees exactly its own: what is left over is cleared).
-  return `${text}local spec, out, keys, args, k, a = {}, {}, {}, {}, 0, 1
-for n in string.gmatch(ARGV[1], '%d+') do spec[#spec + 1] = tonumber(n) end
+  // A table reply is an array unless it carries one of the fields Redis reads as another type (error, status, RESP3).
+  return `${text}local spec, out, n, keys, args, k, a = {}, {}, 0, {}, {}, 0, 1
+for d in string.gmatch(ARGV[1], '%d+') do spec[#spec + 1] = rawtonumber(d) end
 local uniform = string.byte(ARGV[1], 1) == 61
 local calls = uniform and #KEYS / spec[2] or #spec / 3
 if uniform and spec[2] == 0 then calls = (#ARGV - 1) / spec[3] end
@@ -80,13 +106,26 @@ for i = 1, calls do
   for j = 1, na do args[j] = ARGV[a + j] end
   for j = na + 1, ac do args[j] = nil end
   kc, ac, k, a = nk, na, k + nk, a + na
-  local ok, reply = pcall(run[s], keys, args)
+  local f = run[s]
+  if f == nil then
+    f = make(s)
+    run[s] = f
+  end
+  local ok, reply = pcall(f, keys, args)
   if ok and type(reply) == 'table' and reply.err then ok, reply = false, reply.err end
-  if ok then
-    out[i] = {1, reply}
-  else
+  if not ok then
     if type(reply) == 'table' and reply.err then reply = reply.err end
-    out[i] = {0, tostring(reply)}
+    out[n + 1], out[n + 2], n = 0, tostring(reply), n + 2
+  elseif type(reply) == 'table' and reply.ok == nil and reply.double == nil and reply.map == nil and reply.set == nil and reply.big_number == nil and reply.verbatim_string == nil then
+    local m = 0
+    while reply[m + 1] ~= nil do
+      out[n + 2 + m] = reply[m + 1]
+      m = m + 1
+    end
+    out[n + 1], n = 2 + m, n + 1 + m
+  else
+    if reply == nil then reply = false end
+    out[n + 1], out[n + 2], n = 1, reply, n + 2
   end
 end
 return out
@@ -138,12 +177,10 @@ export function scriptBatcher(transport: RedisScriptTransport, scripts: readonly
     const reply = attempt(() => call(keys, args));
     reply.then(
       (replies) => {
-        if (!Array.isArray(replies) || replies.length !== batch.length) {
+        if (!Array.isArray(replies) || !settleAll(batch, replies)) {
           const error = new Error(`scriptBatcher: unexpected reply from the batch script: ${String(replies).slice(0, 200)}`);
           for (const w of batch) w.reject(error);
-          return;
         }
-        for (let i = 0; i < batch.length; i++) settle(batch[i]!, replies[i]);
       },
       (error: unknown) => {
         for (const w of batch) w.reject(error);
@@ -189,11 +226,28 @@ function listSpec(batch: readonly Waiting[]): string {
   return spec;
 }
 
-/** One entry of the batch reply: resolve with the reply, or reject with the call's own error. */
-function settle(w: Waiting, entry: unknown): void {
-  if (Array.isArray(entry) && entry[0] === 1) w.resolve(entry.length > 1 ? entry[1] : null);
-  else if (Array.isArray(entry) && entry[0] === 0) w.reject(new Error(String(entry[1])));
-  else w.reject(new Error(`scriptBatcher: unexpected entry in the batch reply: ${String(entry).slice(0, 200)}`));
+/**
+ * Settles each call of `batch` from the flat reply (see {@link batchScript}).
+ * Checks the whole reply first: false, settling nothing, when it does not hold
+ * exactly one entry per call.
+ */
+function settleAll(batch: readonly Waiting[], replies: readonly unknown[]): boolean {
+  let at = 0;
+  for (let i = 0; i < batch.length; i++) {
+    const tag = replies[at];
+    if (typeof tag !== 'number' || !Number.isInteger(tag) || tag < 0) return false;
+    at += tag < 2 ? 2 : tag - 1;
+  }
+  if (at !== replies.length) return false;
+  at = 0;
+  for (const w of batch) {
+    const tag = replies[at] as number;
+    if (tag === 0) w.reject(new Error(String(replies[at + 1])));
+    else if (tag === 1) w.resolve(replies[at + 1] ?? null);
+    else w.resolve(replies.slice(at + 1, at + tag - 1));
+    at += tag < 2 ? 2 : tag - 1;
+  }
+  return true;
 }
 
 /** `send()`, a throw turned into a rejection: a batch is sent from a tick, where a throw would reach no caller. */

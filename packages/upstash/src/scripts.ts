@@ -26,34 +26,40 @@ export interface LuaScript {
   readonly sha: string;
 }
 
-/** Reads the dynamic limit, when its key is given, over the default limit. */
-const EFFECTIVE_LIMIT = `
-local function effectiveLimit(default, dynamicKey)
-  if dynamicKey == nil then return default end
-  local dynamic = redis.call('GET', dynamicKey)
-  if dynamic then return tonumber(dynamic) end
-  return default
-end
-`;
+// The hot scripts' shared steps are written into each script's text (the functions below return Lua),
+// not defined as Lua functions: a script batched by @ratekit/redis's scriptBatcher runs as a function's
+// body, where a `local function` would be made again on every call.
 
-/** The server clock in Unix epoch ms, or the caller's `now` argument. */
-const NOW = `
-local function nowMs(given)
-  if given ~= '' then return tonumber(given) end
+/** Lua: `local limit`, the dynamic limit stored at `dynamicKey` when that key is given, else ARGV[1]. */
+function effectiveLimit(dynamicKey: string): string {
+  return `
+local limit = tonumber(ARGV[1])
+local dynamic = ${dynamicKey} and redis.call('GET', ${dynamicKey})
+if dynamic then limit = tonumber(dynamic) end
+`;
+}
+
+/** Lua: `local now`, the caller's `now` argument (ms, the Lua expression `given`), or the Redis server's clock when it is `""`. */
+function nowMs(given: string): string {
+  return `
+local now
+if ${given} ~= '' then
+  now = tonumber(${given})
+else
   local time = redis.call('TIME')
-  return tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 end
 `;
+}
 
 /**
  * Fixed window. KEYS: `<prefix>:<id>:<window number>` [, dynamic]. ARGV: limit, window ms,
  * increment. Returns `{used after the increment, effective limit}`. The key expires one window
  * after its first increment (as the incumbent's PEXPIRE does).
  */
-export const FIXED_WINDOW_LIMIT_SCRIPT = `${EFFECTIVE_LIMIT}
-local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+export const FIXED_WINDOW_LIMIT_SCRIPT = `${effectiveLimit('KEYS[2]')}
 local increment = tonumber(ARGV[3])
-local used = redis.call('INCRBY', KEYS[1], increment)
+local used = redis.call('INCRBY', KEYS[1], ARGV[3])
 if used == increment then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 end
@@ -61,43 +67,46 @@ return {used, limit}
 `;
 
 /** Fixed window, read only. KEYS: key [, dynamic]. ARGV: limit. Returns `{limit - used, limit}`. */
-export const FIXED_WINDOW_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}
-local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+export const FIXED_WINDOW_REMAINING_SCRIPT = `${effectiveLimit('KEYS[2]')}
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 return {limit - used, limit}
 `;
 
 /**
- * The sliding window's decision on the counters of the current and the previous window: the
- * previous window's count weighs by the part of it still inside the sliding window, rounded
- * down; a refund (increment <= 0) is never refused. The current window's key expires two
- * windows and one second after its first increment.
+ * Lua: `local remaining`, the sliding window's decision on the counters of the current and the
+ * previous window (the Lua expressions `currentKey`, `previousKey`), with `limit`, `now` and
+ * `window` already set: the previous window's count weighs by the part of it still inside the
+ * sliding window, rounded down; a refund (increment <= 0) is never refused; -1 when refused. The
+ * current window's key expires two windows and one second after its first increment. `increment`
+ * is the argument's text, handed to INCRBY as it came.
  */
-const SLIDING_WINDOW_DECIDE = `
-local function slide(currentKey, previousKey, limit, now, window, increment)
-  local current = tonumber(redis.call('GET', currentKey) or '0')
-  local previous = tonumber(redis.call('GET', previousKey) or '0')
-  local elapsed = (now % window) / window
-  previous = math.floor((1 - elapsed) * previous)
-  if increment > 0 and previous + current >= limit then
-    return -1
-  end
-  local after = redis.call('INCRBY', currentKey, increment)
+function slide(currentKey: string, previousKey: string, increment: string): string {
+  return `
+local increment = tonumber(${increment})
+local current = tonumber(redis.call('GET', ${currentKey}) or '0')
+local previous = tonumber(redis.call('GET', ${previousKey}) or '0')
+local elapsed = (now % window) / window
+previous = math.floor((1 - elapsed) * previous)
+local remaining = -1
+if increment <= 0 or previous + current < limit then
+  local after = redis.call('INCRBY', ${currentKey}, ${increment})
   if after == increment then
-    redis.call('PEXPIRE', currentKey, window * 2 + 1000)
+    redis.call('PEXPIRE', ${currentKey}, window * 2 + 1000)
   end
-  return limit - (after + previous)
+  remaining = limit - (after + previous)
 end
 `;
+}
 
 /**
  * Sliding window on the caller's clock. KEYS: current window key, previous window key
  * [, dynamic]. ARGV: limit, now (ms), window ms, increment. Returns `{remaining, limit}`
  * (remaining -1 when refused).
  */
-export const SLIDING_WINDOW_LIMIT_SCRIPT = `${EFFECTIVE_LIMIT}${SLIDING_WINDOW_DECIDE}
-local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[3])
-local remaining = slide(KEYS[1], KEYS[2], limit, tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+export const SLIDING_WINDOW_LIMIT_SCRIPT = `${effectiveLimit('KEYS[3]')}
+local now = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+${slide('KEYS[1]', 'KEYS[2]', 'ARGV[4]')}
 return {remaining, limit}
 `;
 
@@ -108,14 +117,12 @@ return {remaining, limit}
  * incumbent's two window keys already hash to different slots). ARGV: limit, window ms,
  * increment. Returns `{remaining, limit, now}`.
  */
-export const SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT = `${EFFECTIVE_LIMIT}${NOW}${SLIDING_WINDOW_DECIDE}
-local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+export const SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT = `${effectiveLimit('KEYS[2]')}${nowMs("''")}
 local window = tonumber(ARGV[2])
-local now = nowMs('')
 local number = math.floor(now / window)
 local currentKey = KEYS[1] .. ':' .. string.format('%d', number)
 local previousKey = KEYS[1] .. ':' .. string.format('%d', number - 1)
-local remaining = slide(currentKey, previousKey, limit, now, window, tonumber(ARGV[3]))
+${slide('currentKey', 'previousKey', 'ARGV[3]')}
 return {remaining, limit, now}
 `;
 
@@ -133,8 +140,7 @@ end
  * Sliding window, read only, on the caller's clock. KEYS: current, previous [, dynamic]. ARGV:
  * limit, now (ms), window ms. Returns `{limit - used, limit}`.
  */
-export const SLIDING_WINDOW_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}${SLIDING_WINDOW_USED}
-local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[3])
+export const SLIDING_WINDOW_REMAINING_SCRIPT = `${effectiveLimit('KEYS[3]')}${SLIDING_WINDOW_USED}
 return {limit - used(KEYS[1], KEYS[2], tonumber(ARGV[2]), tonumber(ARGV[3])), limit}
 `;
 
@@ -143,10 +149,8 @@ return {limit - used(KEYS[1], KEYS[2], tonumber(ARGV[2]), tonumber(ARGV[3])), li
  * keys are built here, as in the server-clock limit script). ARGV: limit, window ms. Returns
  * `{limit - used, limit, now}`.
  */
-export const SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}${NOW}${SLIDING_WINDOW_USED}
-local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+export const SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT = `${effectiveLimit('KEYS[2]')}${nowMs("''")}${SLIDING_WINDOW_USED}
 local window = tonumber(ARGV[2])
-local now = nowMs('')
 local number = math.floor(now / window)
 local currentKey = KEYS[1] .. ':' .. string.format('%d', number)
 local previousKey = KEYS[1] .. ':' .. string.format('%d', number - 1)
@@ -161,19 +165,20 @@ return {limit - used(currentKey, previousKey, now, window), limit, now}
  * The hash expires when the bucket would be full again. Returns `{remaining (-1 refused),
  * next refill at, limit, now}`.
  */
-export const TOKEN_BUCKET_LIMIT_SCRIPT = `${EFFECTIVE_LIMIT}${NOW}
+export const TOKEN_BUCKET_LIMIT_SCRIPT = `${effectiveLimit('KEYS[2]')}${nowMs('ARGV[4]')}
 local key = KEYS[1]
-local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
 local interval = tonumber(ARGV[2])
 local refillRate = tonumber(ARGV[3])
-local now = nowMs(ARGV[4])
 local take = tonumber(ARGV[5])
 
 local state = redis.call('HMGET', key, 'refilledAt', 'tokens')
 local refilledAt = now
 local tokens = limit
+-- refilledAt as HSET gets it: the stored text while it stands (not formatted again), else the number
+local refilledAtText = now
 if state[1] then
   refilledAt = tonumber(state[1])
+  refilledAtText = state[1]
   tokens = tonumber(state[2])
 end
 
@@ -181,6 +186,7 @@ if now >= refilledAt + interval then
   local refills = math.floor((now - refilledAt) / interval)
   tokens = math.min(limit, tokens + refills * refillRate)
   refilledAt = refilledAt + refills * interval
+  refilledAtText = refilledAt
 end
 
 if take > 0 and tokens < take then
@@ -189,7 +195,7 @@ end
 
 local remaining = tokens - take
 local ttl = math.ceil((limit - remaining) / refillRate) * interval
-redis.call('HSET', key, 'refilledAt', refilledAt, 'tokens', remaining)
+redis.call('HSET', key, 'refilledAt', refilledAtText, 'tokens', remaining)
 if ttl > 0 then
   redis.call('PEXPIRE', key, ttl)
 end
@@ -200,8 +206,7 @@ return {remaining, refilledAt + interval, limit, now}
  * Token bucket, read only. KEYS: key [, dynamic]. ARGV: max tokens. Returns `{tokens,
  * refilledAt, limit}`, or `{limit, -1, limit}` for a bucket that does not exist.
  */
-export const TOKEN_BUCKET_REMAINING_SCRIPT = `${EFFECTIVE_LIMIT}
-local limit = effectiveLimit(tonumber(ARGV[1]), KEYS[2])
+export const TOKEN_BUCKET_REMAINING_SCRIPT = `${effectiveLimit('KEYS[2]')}
 local state = redis.call('HMGET', KEYS[1], 'refilledAt', 'tokens')
 if not state[1] then
   return {limit, -1, limit}
@@ -397,14 +402,14 @@ function lua(name: string, script: string, sha: string): LuaScript {
 
 /** Every script of the package, with its SHA-1. */
 export const SCRIPTS = {
-  fixedWindowLimit: lua('fixedWindowLimit', FIXED_WINDOW_LIMIT_SCRIPT, 'b9a885ec74bd5d3afbf3e5b248204ee6b4d50daa'),
-  fixedWindowRemaining: lua('fixedWindowRemaining', FIXED_WINDOW_REMAINING_SCRIPT, '57e2cbc74bc6d56cfb8df4cb0101c9d6b8c7b5d2'),
-  slidingWindowLimit: lua('slidingWindowLimit', SLIDING_WINDOW_LIMIT_SCRIPT, '15925aa37fd3530b0af701f92705f4031a6908e7'),
-  slidingWindowServerClockLimit: lua('slidingWindowServerClockLimit', SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT, 'd882faf999f87c3f68976fcdb3ec2503958bfdf9'),
-  slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, '7f05eb07428300ef2723abf579c270a0a5707ca3'),
-  slidingWindowServerClockRemaining: lua('slidingWindowServerClockRemaining', SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT, '546161469549053df18c9ded78c4fb9bb3f4ad34'),
-  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, '732650495cd63b4d3add5344cb733813674b6c68'),
-  tokenBucketRemaining: lua('tokenBucketRemaining', TOKEN_BUCKET_REMAINING_SCRIPT, '1f705701d0d5ead344457a40d6f345a308018b96'),
+  fixedWindowLimit: lua('fixedWindowLimit', FIXED_WINDOW_LIMIT_SCRIPT, '719ad603a44a9ed3fecf48a8add5852fb613521f'),
+  fixedWindowRemaining: lua('fixedWindowRemaining', FIXED_WINDOW_REMAINING_SCRIPT, '1cdf1677c1574532d5b5d046af50610448560330'),
+  slidingWindowLimit: lua('slidingWindowLimit', SLIDING_WINDOW_LIMIT_SCRIPT, '5121364cd281a4c168249e8bd722e35a801ea59d'),
+  slidingWindowServerClockLimit: lua('slidingWindowServerClockLimit', SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT, 'ec3c1219b1c6232ecc38d80f89800e7535528305'),
+  slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, 'dabde1bdbb5e9de8567c666d78d3a8623f3b2c6d'),
+  slidingWindowServerClockRemaining: lua('slidingWindowServerClockRemaining', SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT, 'ba4ecb59145363b653342749a54cc763e8ba453a'),
+  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, '4d5eb504864012bc084e5214b4eea60cf2b5e2d0'),
+  tokenBucketRemaining: lua('tokenBucketRemaining', TOKEN_BUCKET_REMAINING_SCRIPT, 'd5b13024e81244e153ed3e89e79d354e155ea9ed'),
   cachedFixedWindowLimit: lua('cachedFixedWindowLimit', CACHED_FIXED_WINDOW_LIMIT_SCRIPT, 'c713441250dc545c193e9fd40ac2f685c4b4b517'),
   cachedFixedWindowRemaining: lua('cachedFixedWindowRemaining', CACHED_FIXED_WINDOW_REMAINING_SCRIPT, 'ee8cafa5695cf6087a7677bff955e0465eb26611'),
   multiFixedWindowLimit: lua('multiFixedWindowLimit', MULTI_FIXED_WINDOW_LIMIT_SCRIPT, '89dd6c0ea3850b1d866c7a8df690e4ece3e46b73'),
