@@ -73,7 +73,8 @@ export function batchScript(scripts: readonly string[]): string {
   // `tonumber` answers from a memo, fresh per batch (see above); a base, or a value not a string, goes to the real one.
   // A script's function is made when a batch first calls it (`make`): making every script's would cost each batch
   // the functions it never calls.
-  let text = `local run, rawtonumber, numbers = {}, tonumber, {}
+  let text = `local pcall, type, tostring = pcall, type, tostring
+local run, rawtonumber, numbers = {}, tonumber, {}
 local function tonumber(value, base)
   if base ~= nil or type(value) ~= 'string' then return rawtonumber(value, base) end
   local n = numbers[value]
@@ -113,19 +114,27 @@ for i = 1, calls do
   end
   local ok, reply = pcall(f, keys, args)
   if ok and type(reply) == 'table' and reply.err then ok, reply = false, reply.err end
+  -- Entries are written in order, each slot after the last: the reply stays an array (no rehash into a hash part).
   if not ok then
     if type(reply) == 'table' and reply.err then reply = reply.err end
-    out[n + 1], out[n + 2], n = 0, tostring(reply), n + 2
+    out[n + 1] = 0
+    out[n + 2] = tostring(reply)
+    n = n + 2
   elseif type(reply) == 'table' and reply.ok == nil and reply.double == nil and reply.map == nil and reply.set == nil and reply.big_number == nil and reply.verbatim_string == nil then
+    local tag = n + 1
+    out[tag] = 2
     local m = 0
     while reply[m + 1] ~= nil do
-      out[n + 2 + m] = reply[m + 1]
       m = m + 1
+      out[tag + m] = reply[m]
     end
-    out[n + 1], n = 2 + m, n + 1 + m
+    out[tag] = 2 + m
+    n = tag + m
   else
     if reply == nil then reply = false end
-    out[n + 1], out[n + 2], n = 1, reply, n + 2
+    out[n + 1] = 1
+    out[n + 2] = reply
+    n = n + 2
   end
 end
 return out
