@@ -15,6 +15,7 @@ import { createLimiter } from '@ratekit/core';
 import { redisStore } from '@ratekit/redis';
 import { Ratelimit as RatekitRatelimit } from '@ratekit/upstash';
 import Redis from 'ioredis';
+import { againstPackageUrl, isTwin, twinOf, untwinned } from './lib/against.mjs';
 import { startChild } from './lib/child.mjs';
 import { formatRate, renderTable } from './lib/format.mjs';
 import { adminClient, counterDelta, openRedis, readCounters } from './lib/store-redis.mjs';
@@ -92,8 +93,30 @@ async function touch(decide, keys) {
   for (let i = 0; i < keys.length; i += IN_FLIGHT) await Promise.all(keys.slice(i, i + IN_FLIGHT).map(decide));
 }
 
+/**
+ * With --against, each of our rows followed by its twin: the same contender on the ref's built @ratekit/upstash
+ * (imported by path; its own @ratekit/redis comes from the ref's worktree).
+ */
+async function contendersFor(against) {
+  if (against === undefined) return CONTENDERS;
+  const { Ratelimit: TwinRatelimit } = await import(againstPackageUrl(against, 'upstash'));
+  return CONTENDERS.flatMap((c) => {
+    if (!c.id.startsWith('ours-')) return [c];
+    const twin = {
+      id: twinOf(c.id),
+      label: `${c.label} @ ${against.short}`,
+      make: (a, clients, prefix) => {
+        const limiter = new TwinRatelimit({ redis: c.id === 'ours-tcp' ? clients.ioredis : clients.upstash, limiter: a.upstash(TwinRatelimit), prefix });
+        return async (id) => (await limiter.limit(id)).success;
+      },
+    };
+    return [c, twin];
+  });
+}
+
 export async function run(options, log) {
   const counts = options.quick ? QUICK : FULL;
+  const contenders = await contendersFor(options.against);
   const random = seededRandom(options.seed);
   const server = await openRedis();
   const endpoint = startChild(ENDPOINT, { label: 'upstash endpoint' });
@@ -108,15 +131,15 @@ export async function run(options, log) {
     log(`upstash: redis ${server.url} (Redis ${server.version}), REST endpoint ${url}`);
     const keys = Array.from({ length: counts.keys }, (_, i) => `client-${i}`);
     for (const algorithm of ALGORITHMS) {
-      const deciders = new Map(CONTENDERS.map((c) => [c.id, c.make(algorithm, clients, `bench-upstash:${algorithm.id}:${c.id}`)]));
+      const deciders = new Map(contenders.map((c) => [c.id, c.make(algorithm, clients, `bench-upstash:${algorithm.id}:${c.id}`)]));
       for (const [id, decide] of deciders) {
         log(`upstash, ${algorithm.id}: touching ${keys.length} keys with ${id}`);
         await touch(decide, keys);
       }
-      const slices = new Map(CONTENDERS.map((c) => [c.id, []]));
+      const slices = new Map(contenders.map((c) => [c.id, []]));
       for (let round = 1; round <= counts.rounds; round++) {
         log(`upstash, ${algorithm.id}: round ${round}/${counts.rounds}`);
-        const order = [...CONTENDERS].sort(() => random() - 0.5);
+        const order = [...contenders].sort(() => random() - 0.5);
         for (const c of order) {
           const state = { cursor: 0 };
           const requestsBefore = (await endpoint.request({ cmd: 'requests' })).requests;
@@ -135,12 +158,19 @@ export async function run(options, log) {
         }
       }
       results[algorithm.id] = Object.fromEntries(
-        CONTENDERS.map((c) => {
+        contenders.map((c) => {
           const s = slices.get(c.id);
           const pick = (f) => median(s.map(f));
           return [
             c.id,
-            { rate: pick((x) => x.rate), requests: pick((x) => x.requests), commands: pick((x) => x.commands), redisCpuUs: pick((x) => x.redisCpuUs), refused: s.reduce((n, x) => n + x.refused, 0) },
+            {
+              rate: pick((x) => x.rate),
+              requests: pick((x) => x.requests),
+              commands: pick((x) => x.commands),
+              redisCpuUs: pick((x) => x.redisCpuUs),
+              refused: s.reduce((n, x) => n + x.refused, 0),
+              rounds: s.map((x) => x.rate),
+            },
           ];
         }),
       );
@@ -152,7 +182,8 @@ export async function run(options, log) {
     admin.disconnect();
     await server.stop();
   }
-  return { config: { ...counts, inFlight: IN_FLIGHT, seed: options.seed, contenders: CONTENDERS.map(({ id, label }) => ({ id, label })) }, results };
+  const against = options.against === undefined ? undefined : { ref: options.against.ref, short: options.against.short };
+  return { config: { ...counts, inFlight: IN_FLIGHT, seed: options.seed, against, contenders: contenders.map(({ id, label }) => ({ id, label })) }, results };
 }
 
 export function render(results) {
@@ -160,17 +191,19 @@ export function render(results) {
   const rows = [];
   for (const [algorithm, byContender] of Object.entries(results.results)) {
     const incumbent = byContender['incumbent-http'];
+    const redis = byContender['redis-tcp'];
     for (const { id, label } of config.contenders) {
       const r = byContender[id];
       rows.push([
         algorithm,
         id === 'incumbent-http' ? `**${label}**` : label,
         r.refused === 0 ? 'ok' : `${r.refused} refused`,
-        id.endsWith('-tcp') ? '–' : r.requests.toFixed(2),
+        untwinned(id).endsWith('-tcp') ? '–' : r.requests.toFixed(2),
         r.commands.toFixed(2),
         r.redisCpuUs.toFixed(2),
         formatRate(r.rate),
         `${(r.rate / incumbent.rate).toFixed(2)}×`,
+        untwinned(id) === 'ours-tcp' ? `${(r.rate / redis.rate).toFixed(2)}×` : '',
       ]);
     }
   }
@@ -184,6 +217,7 @@ export function render(results) {
       { title: 'Redis CPU µs / decision', align: 'right' },
       { title: `decisions/s, ${config.inFlight} in flight`, align: 'right' },
       { title: '÷ @upstash/ratelimit', align: 'right' },
+      { title: '÷ @ratekit/redis, TCP', align: 'right' },
     ],
     rows,
   );
@@ -195,5 +229,43 @@ export function render(results) {
       `${config.inFlight} decisions in flight, each on the next identifier; limits never reached. Figures: medians over rounds. ` +
       'Redis commands count every command the server ran (those a script calls included), from INFO commandstats; Redis CPU from INFO cpu. Both HTTP rows use `@upstash/redis` with automatic pipelining off.',
   ].join('\n');
-  return `${intro}\n\n${table}`;
+  return `${intro}\n\n${table}${config.against === undefined ? '' : `\n\n${againstTable(results)}`}`;
+}
+
+/** This commit against the ref: per algorithm and row, the median over rounds of the per-round rate ratio (both ran in every round). */
+function againstTable(results) {
+  const { config } = results;
+  const rows = [];
+  for (const [algorithm, byContender] of Object.entries(results.results)) {
+    for (const { id, label } of config.contenders) {
+      if (isTwin(id) || byContender[twinOf(id)] === undefined) continue;
+      const ours = byContender[id];
+      const twin = byContender[twinOf(id)];
+      rows.push([
+        algorithm,
+        label,
+        `${median(ours.rounds.map((rate, i) => rate / twin.rounds[i])).toFixed(3)}× [${formatRange(ours.rounds.map((rate, i) => rate / twin.rounds[i]))}]`,
+        `${ours.redisCpuUs.toFixed(2)} / ${twin.redisCpuUs.toFixed(2)}`,
+        `${ours.commands.toFixed(2)} / ${twin.commands.toFixed(2)}`,
+      ]);
+    }
+  }
+  return [
+    `### This commit against ${config.against.ref} (${config.against.short})`,
+    '',
+    renderTable(
+      [
+        { title: 'algorithm' },
+        { title: 'contender' },
+        { title: 'decisions/s ÷ twin, median [range] of rounds', align: 'right' },
+        { title: 'Redis CPU µs / decision, ours / twin', align: 'right' },
+        { title: 'Redis commands / decision, ours / twin', align: 'right' },
+      ],
+      rows,
+    ),
+  ].join('\n');
+}
+
+function formatRange(values) {
+  return `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
 }
