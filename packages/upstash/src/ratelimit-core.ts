@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type CoalescingOptions, RateKitOptionError, resolveCoalescing } from '@ratekit/core';
+import { type CoalescingOptions, RateKitOptionError, resolveCoalescing, type StoreCallBound, storeCallBound } from '@ratekit/core';
 import { DYNAMIC_LIMIT_KEY_SUFFIX } from './algorithm-support.js';
 import { Analytics } from './analytics.js';
 import { cachedDenial, cachedDeniedValue, checkDenyList, deniableValues, refreshIpDenyList } from './deny-list.js';
@@ -27,6 +27,31 @@ export interface CommonOptions {
   denyListThreshold?: number;
   now?: () => number;
   coalesce?: boolean;
+}
+
+/** A failure of `limit()`'s decision itself, as its timeout's bound sees it (see `limit`). */
+class DecisionFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super('the decision failed');
+  }
+}
+
+/** The longest `timeout` Node's timers hold. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * The `timeout` option: 5000 when absent; 0 or less turns it off (as the incumbent's `timeout > 0` test does).
+ *
+ * @throws {RateKitOptionError} for a value that is not a number, or is more than 2³¹ − 1 ms (`Infinity`
+ *   included): the incumbent's timer would then fire after 1 ms (Node's overflow) and fail open nearly every
+ *   request; for no timeout, pass 0
+ */
+function resolveTimeout(timeout: unknown): number {
+  if (timeout === undefined) return 5000;
+  if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout > MAX_TIMEOUT_MS) {
+    throw new RateKitOptionError('timeout', `a number of milliseconds, at most ${MAX_TIMEOUT_MS} (0 or less: no timeout)`, timeout);
+  }
+  return timeout;
 }
 
 /** The incumbent's default level of the IP deny list feed. */
@@ -76,11 +101,14 @@ export abstract class RatelimitCore<TContext> {
   /** The level of the IP deny list feed downloaded when the list has expired. */
   protected readonly denyListThreshold: number;
   private readonly now: () => number;
+  /** `limit()`'s timeout: one timer for every pending call (core's `storeCallBound`); undefined when `timeout` <= 0. */
+  private readonly bounded: StoreCallBound | undefined;
 
   protected constructor(input: { limiter: Algorithm<TContext>; ctx: TContext; config: CommonOptions; primaryRun: ScriptRunner; primaryRedis: unknown; now: () => number }) {
     this.limiter = input.limiter;
     this.ctx = input.ctx;
-    this.timeout = input.config.timeout ?? 5000;
+    this.timeout = resolveTimeout(input.config.timeout);
+    this.bounded = this.timeout > 0 ? storeCallBound(this.timeout, '@ratekit/upstash') : undefined;
     this.prefix = input.config.prefix ?? DEFAULT_PREFIX;
     this.dynamicLimits = input.config.dynamicLimits ?? false;
     this.primaryRun = input.primaryRun;
@@ -111,16 +139,17 @@ export abstract class RatelimitCore<TContext> {
    */
   limit = async (identifier: string, req?: LimitOptions): Promise<RatelimitResponse> => {
     const decision = this.decide(identifier, req);
-    if (this.timeout <= 0) return this.analytics === undefined ? decision : this.recordAnalytics(await decision, identifier, req);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timedOut = new Promise<RatelimitResponse>((resolve) => {
-      timer = setTimeout(() => resolve({ success: true, limit: 0, remaining: 0, reset: 0, pending: Promise.resolve(), reason: 'timeout' }), this.timeout);
-    });
-    try {
-      return this.recordAnalytics(await Promise.race([decision, timedOut]), identifier, req);
-    } finally {
-      clearTimeout(timer);
-    }
+    if (this.bounded === undefined) return this.analytics === undefined ? decision : this.recordAnalytics(await decision, identifier, req);
+    // The decision's own failure is told from the timeout's by its wrapper: it rejects limit() as the incumbent's race does.
+    const response = await this.bounded(
+      decision.catch((error: unknown) => Promise.reject(new DecisionFailure(error))),
+      undefined,
+      (error): RatelimitResponse => {
+        if (error instanceof DecisionFailure) throw error.cause;
+        return { success: true, limit: 0, remaining: 0, reset: 0, pending: Promise.resolve(), reason: 'timeout' };
+      },
+    );
+    return this.recordAnalytics(response, identifier, req);
   };
 
   /**

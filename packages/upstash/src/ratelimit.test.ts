@@ -27,6 +27,40 @@ describe('Ratelimit options', () => {
     const response = await new Ratelimit({ redis: hanging, limiter, timeout: 20 }).limit('a');
     expect(response).toEqual({ success: true, limit: 0, remaining: 0, reset: 0, pending: expect.any(Promise), reason: 'timeout' });
   });
+  it("rejects limit() with Redis's own error when it fails before the timeout, and ignores a failure after it", async () => {
+    const failing = { evalsha: () => Promise.reject(new Error('ERR boom')), eval: () => Promise.reject(new Error('ERR boom')) };
+    await expect(new Ratelimit({ redis: failing, limiter, timeout: 1_000 }).limit('a')).rejects.toThrow('ERR boom');
+    let fail: (error: Error) => void = () => undefined;
+    const late = { evalsha: () => new Promise((_, reject) => (fail = reject)), eval: () => new Promise(() => undefined) };
+    const response = await new Ratelimit({ redis: late, limiter, timeout: 20 }).limit('a');
+    expect(response.reason).toBe('timeout');
+    fail(new Error('ERR too late')); // no unhandled rejection: jest would fail the run
+  });
+  it('each pending limit() fails open at its own deadline (one timer serves them all)', async () => {
+    const hanging = { evalsha: () => new Promise(() => undefined), eval: () => new Promise(() => undefined) };
+    const ratelimit = new Ratelimit({ redis: hanging, limiter, timeout: 30 });
+    const started = performance.now();
+    const first = ratelimit.limit('a');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = ratelimit.limit('b');
+    expect((await first).reason).toBe('timeout');
+    const firstAt = performance.now() - started;
+    expect((await second).reason).toBe('timeout');
+    // The second started 20 ms or more after the first: its deadline is its own, not the first's (margin: timers fire late, never early).
+    expect(performance.now() - started).toBeGreaterThanOrEqual(49);
+    expect(firstAt).toBeGreaterThanOrEqual(29);
+  });
+  it('checks timeout: a number of ms up to 2³¹ − 1; 0 or less turns it off', async () => {
+    for (const timeout of [2 ** 31, Number.POSITIVE_INFINITY, Number.NaN, '5000']) {
+      expect(() => new Ratelimit({ redis: {}, limiter, timeout: timeout as number })).toThrow(/timeout/);
+    }
+    let answer: (reply: unknown) => void = () => undefined;
+    const slow = { evalsha: () => new Promise((resolve) => (answer = resolve)), eval: () => new Promise(() => undefined) };
+    const off = new Ratelimit({ redis: slow, limiter, timeout: 0 }).limit('a');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    answer([1, 1]);
+    expect(await off).toMatchObject({ success: true, remaining: 0 });
+  });
 });
 
 describeWithService(redisService, 'Ratelimit on a real Redis', (server) => {
