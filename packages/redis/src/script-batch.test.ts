@@ -149,6 +149,29 @@ describeWithService(redisService, 'scriptBatcher, on a real Redis', (server) => 
         expect(errors(alone)[2]).toMatch(/user_script:\d+: E3/);
       });
 
+      it('arguments equal in every call of a batch go once; each call still sees exactly its own, even after one changes its ARGV', async () => {
+        const echo = "local seen = table.concat(ARGV, ',') .. '|' .. #ARGV\nARGV[1] = 'changed'\nARGV[#ARGV + 1] = 'extra'\nreturn seen";
+        const { client, calls } = counted(connection.client);
+        const sent: string[][] = [];
+        const transport = redisScriptTransport(client)!;
+        const recording = { ...transport, run: (script: string, sha: string, keys: string[], args: string[]) => (sent.push(args), transport.run(script, sha, keys, args)) };
+        const batcher = scriptBatcher(recording, [echo], { batchesInFlight: 0 });
+        const key = `${freshNamespace()}:echo`;
+        await batcher.run(echo, [key], ['warm', 'up', '0']);
+        sent.length = 0;
+        calls.length = 0;
+        const replies = await Promise.all([
+          batcher.run(echo, [key], ['a', 'x', '1']),
+          batcher.run(echo, [key], ['a', 'y', '1']),
+          batcher.run(echo, [key], ['a', 'z', '1']),
+          batcher.run(echo, [key], ['a', 'w', '1']),
+        ]);
+        expect(replies).toEqual(['a,x,1|3', 'a,y,1|3', 'a,z,1|3', 'a,w,1|3']);
+        // The first call alone; the other three in one batch: positions 1 and 3 shared, sent once.
+        expect(calls).toEqual([1, 3]);
+        expect(sent[1]).toEqual(['=1 1 3 1 3', 'a', '1', 'y', 'z', 'w']);
+      });
+
       it('calls without keys or arguments, alone and together', async () => {
         const seven = 'return 7';
         const batcher = scriptBatcher(redisScriptTransport(connection.client)!, [seven, GET], { batchesInFlight: 0 });

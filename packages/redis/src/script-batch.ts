@@ -50,10 +50,14 @@ interface Waiting {
 }
 
 /**
- * The batch script over `scripts`. ARGV[1] describes the calls: `=s k a`
- * when every call runs script `s` (its position, from 1) with `k` keys and
- * `a` arguments, else each call's three numbers in turn (`s k a s k a …`).
- * The calls' keys follow in KEYS, their arguments in ARGV from 2.
+ * The batch script over `scripts`. ARGV[1] describes the calls: `=s k a p…`
+ * when every call runs script `s` (its position, from 1) with `k` keys (at
+ * least one) and `a` arguments, the positions `p…` (from 1) naming the
+ * arguments equal in every call, which follow once, from ARGV[2]; else each
+ * call's three numbers in turn (`s k a s k a …`). The calls' keys follow in
+ * KEYS, their (other) arguments in ARGV. A limiter's calls share most of
+ * theirs (the limit, the window): sent once, they cost neither the client's
+ * encoding nor Redis's parsing per call.
  *
  * It replies with one flat array, each call's entry in turn: `0, message`
  * when the call failed; `1, reply` for a reply that is not an array (`false`
@@ -91,22 +95,44 @@ local function make(s)
     text += `if s == ${i + 1} then return function(KEYS, ARGV)\n${script}\nend end\n`;
   });
   text += 'end\n';
-  // One KEYS and one ARGV table, refilled for each call (a script sees exactly its own: what is left over is cleared).
+  // One KEYS and one ARGV table, refilled for each call (a script sees exactly its own: what is left over, or what the
+  // last call appended, is cleared).
   // A table reply is an array unless it carries one of the fields Redis reads as another type (error, status, RESP3).
   return `${text}local spec, out, n, keys, args, k, a = {}, {}, 0, {}, {}, 0, 1
 for d in string.gmatch(ARGV[1], '%d+') do spec[#spec + 1] = rawtonumber(d) end
 local uniform = string.byte(ARGV[1], 1) == 61
-local calls = uniform and #KEYS / spec[2] or #spec / 3
-if uniform and spec[2] == 0 then calls = (#ARGV - 1) / spec[3] end
-local kc, ac = 0, 0
+-- uniform: the shared arguments' positions (sp) and values (sv), sent once after ARGV[1]; each call's own positions (var)
+local sp, sv, var, ns, nv = {}, {}, {}, 0, 0
+if uniform then
+  local isShared = {}
+  for t = 4, #spec do isShared[spec[t]] = true end
+  for j = 1, spec[3] do
+    if isShared[j] then
+      ns = ns + 1
+      sp[ns], sv[ns] = j, ARGV[1 + ns]
+    else
+      nv = nv + 1
+      var[nv] = j
+    end
+  end
+  a = 1 + ns
+end
+local calls = uniform and (spec[2] > 0 and #KEYS / spec[2] or (#ARGV - a) / nv) or #spec / 3
 for i = 1, calls do
   local at = uniform and 1 or 3 * i - 2
   local s, nk, na = spec[at], spec[at + 1], spec[at + 2]
   for j = 1, nk do keys[j] = KEYS[k + j] end
-  for j = nk + 1, kc do keys[j] = nil end
-  for j = 1, na do args[j] = ARGV[a + j] end
-  for j = na + 1, ac do args[j] = nil end
-  kc, ac, k, a = nk, na, k + nk, a + na
+  for j = nk + 1, #keys do keys[j] = nil end
+  if uniform then
+    for t = 1, ns do args[sp[t]] = sv[t] end
+    for t = 1, nv do args[var[t]] = ARGV[a + t] end
+    a = a + nv
+  else
+    for j = 1, na do args[j] = ARGV[a + j] end
+    a = a + na
+  end
+  for j = na + 1, #args do args[j] = nil end
+  k = k + nk
   local f = run[s]
   if f == nil then
     f = make(s)
@@ -175,14 +201,37 @@ export function scriptBatcher(transport: RedisScriptTransport, scripts: readonly
     const keys: string[] = [];
     const args: string[] = [''];
     const first = batch[0]!;
+    const { keys: firstKeys, args: firstArgs } = first;
+    // Uniform: one script, one key count, one argument count. Then an argument equal in every call is shared (sent once).
     let uniform = true;
+    const shared = firstArgs.map(() => firstKeys.length > 0);
     for (const w of batch) {
-      if (w.script !== first.script || w.keys.length !== first.keys.length || w.args.length !== first.args.length) uniform = false;
-      for (const key of w.keys) keys.push(key);
-      for (const arg of w.args) args.push(arg);
+      if (w.script !== first.script || w.keys.length !== firstKeys.length || w.args.length !== firstArgs.length) {
+        uniform = false;
+        break;
+      }
+      for (let j = 0; j < shared.length; j++) if (shared[j] && w.args[j] !== firstArgs[j]) shared[j] = false;
     }
     // A call without keys nor arguments cannot be counted from KEYS or ARGV: it goes in the list form.
-    args[0] = uniform && first.keys.length + first.args.length > 0 ? `=${first.script} ${first.keys.length} ${first.args.length}` : listSpec(batch);
+    if (uniform && firstKeys.length + firstArgs.length > 0) {
+      let header = `=${first.script} ${firstKeys.length} ${firstArgs.length}`;
+      for (let j = 0; j < shared.length; j++) {
+        if (!shared[j]) continue;
+        header += ` ${j + 1}`;
+        args.push(firstArgs[j]!);
+      }
+      args[0] = header;
+      for (const w of batch) {
+        for (const key of w.keys) keys.push(key);
+        for (let j = 0; j < w.args.length; j++) if (!shared[j]) args.push(w.args[j]!);
+      }
+    } else {
+      args[0] = listSpec(batch);
+      for (const w of batch) {
+        for (const key of w.keys) keys.push(key);
+        for (const arg of w.args) args.push(arg);
+      }
+    }
     const reply = attempt(() => call(keys, args));
     reply.then(
       (replies) => {
