@@ -19,7 +19,9 @@ const client = new Redis({ port: Number(port) });
 let decide;
 if (who === 'upstash') {
   const { Ratelimit } = await import(entry('upstash'));
-  const limiter = { 'fixed-window': Ratelimit.fixedWindow(NEVER, '1 h'), 'sliding-window': Ratelimit.slidingWindow(NEVER, '1 h'), 'token-bucket': Ratelimit.tokenBucket(NEVER, '1 h', NEVER) }[algorithm];
+  const limiter = { 'fixed-window': Ratelimit.fixedWindow(NEVER, '1 h'), 'sliding-window': Ratelimit.slidingWindow(NEVER, '1 h'), 'token-bucket': Ratelimit.tokenBucket(NEVER, '1 h', NEVER) }[
+    algorithm
+  ];
   const ratelimit = new Ratelimit({ redis: client, limiter, prefix: 'icount', ephemeralCache: false });
   decide = async (id) => (await ratelimit.limit(id)).success;
 } else if (who === 'redis') {
