@@ -1,3 +1,4 @@
+import type { Decision } from './decision';
 import { RateKitOptionError } from './errors';
 import { type LimitOptions, resolveLimit } from './limit';
 import { createLimiter, type LimiterOptions } from './limiter';
@@ -105,6 +106,23 @@ describe('resolveLimit', () => {
   });
 });
 
+describe("the names of a policy's limits", () => {
+  it('stay distinct when unnamed limits share a quota and window: a later one is named <default>-2, -3…', () => {
+    const limiter = createLimiter({
+      limits: [
+        { algorithm: 'fixed-window', limit: 16, windowMs: 120_000 },
+        { algorithm: 'token-bucket', limit: 16, windowMs: 120_000 },
+        { algorithm: 'token-bucket', limit: 16, windowMs: 120_000, burst: 32 },
+        { limit: 3, windowMs: 100, name: '16-in-2min-2' },
+      ],
+      store: memoryStore(),
+      now: () => 0,
+    });
+    const decision = limiter.consume('k') as Decision;
+    expect(decision.limits.map((l) => l.name)).toEqual(['16-in-2min', '16-in-2min-3', '16-in-2min-4', '16-in-2min-2']);
+  });
+});
+
 describe('createLimiter option validation', () => {
   const limits = ok;
   // [what is wrong, the options, the option named, part of the message, what "got" shows]
@@ -124,6 +142,18 @@ describe('createLimiter option validation', () => {
       },
       'limits[].name',
       'distinct limits',
+      'got "a, a"',
+    ],
+    [
+      'two limits of different algorithms given one name (the headers could not tell them apart)',
+      {
+        limits: [
+          { ...ok, name: 'a' },
+          { ...ok, algorithm: 'gcra', name: 'a' },
+        ],
+      },
+      'limits[].name',
+      'distinct names',
       'got "a, a"',
     ],
     ['a store without evaluate', { limits, store: { name: 'x' } }, 'store', 'a RateLimitStore', 'got an object'],

@@ -114,7 +114,10 @@ export interface LimitOptions {
    * state is identified by its algorithm and name, so two limits with the
    * same algorithm and name on one key share their state (for example a free
    * and a paid plan, so usage carries over an upgrade). Unnamed limits are
-   * identified by all their parameters.
+   * identified by all their parameters. The limits of one policy have
+   * distinct names (the headers name each): two given one name throw; an
+   * unnamed limit whose default another limit of the policy already has is
+   * named `<default>-2`, `-3`….
    * @default `<limit>-in-<window>`, as express-rate-limit names draft-8 policies, e.g. `100-in-15min`
    */
   name?: string;

@@ -50,6 +50,7 @@ function resolveList(option: LimitOptions | readonly LimitOptions[], path: strin
   if (ids.size !== resolved.length) {
     throw new RateKitOptionError(`${path}[].name`, 'distinct limits (give each limit of a policy its own name)', resolved.map((l) => l.name).join(', '));
   }
+  const named = distinctNames(resolved, list, path);
   resolved.forEach((limit, i) => {
     if (capacityOf(limit) >= cost) return;
     const bucket = limit.algorithm === 'token-bucket' || limit.algorithm === 'gcra' || limit.algorithm === 'delay';
@@ -59,5 +60,30 @@ function resolveList(option: LimitOptions | readonly LimitOptions[], path: strin
   // Not frozen: V8 (11.x, Node 20) compiles an indexed load from a frozen array
   // to a generic keyed-load call, about 130 instructions on every decision
   // (the store reads `limits[0]`). The type is readonly; each limit is frozen.
-  return resolved;
+  return named;
+}
+
+/**
+ * The limits with names that tell them apart: the RateLimit and RateLimit-Policy fields name each limit, and
+ * the binding policy is found by its name, so two limits of one policy must not share one. Limits of one
+ * quota and window that differ in algorithm, burst or refill share the default name `<limit>-in-<window>`: a
+ * later one gets `-2`, `-3`… (its state's identity does not change: an unnamed limit's id is its parameters).
+ *
+ * @throws {RateKitOptionError} (`<path>[].name`) for two limits given the same name
+ */
+function distinctNames(resolved: ResolvedLimit[], list: readonly LimitOptions[], path: string): ResolvedLimit[] {
+  const given = list.map((limit) => limit.name);
+  const names = new Set<string>();
+  for (const name of given) {
+    if (name === undefined) continue;
+    if (names.has(name)) throw new RateKitOptionError(`${path}[].name`, 'distinct names (the RateLimit headers name each limit of a policy)', resolved.map((l) => l.name).join(', '));
+    names.add(name);
+  }
+  return resolved.map((limit, i) => {
+    if (given[i] !== undefined) return limit;
+    let name = limit.name;
+    for (let n = 2; names.has(name); n++) name = `${limit.name}-${n}`;
+    names.add(name);
+    return name === limit.name ? limit : Object.freeze({ ...limit, name });
+  });
 }
