@@ -10,7 +10,7 @@
 export { consumeInAnyForm, createLimiter } from './limiter.js';
 export type { CallOptions, Limiter, LimiterOptions, LimitsOption, StoreErrorPolicy, WaitOptions } from './limiter.js';
 export { stackLimiters } from './stack.js';
-export { DEFAULT_STORE_TIMEOUT_MS, resolveStoreTimeoutMs, storeCallBound, withStoreTimeout } from './store-timeout.js';
+export { DEFAULT_STORE_TIMEOUT_MS, MAX_TIMER_MS, resolveStoreTimeoutMs, storeCallBound, withStoreTimeout } from './store-timeout.js';
 export type { StoreCallBound } from './store-timeout.js';
 export { DEFAULT_REFUSAL_CACHE_KEYS } from './refusal-cache.js';
 export type { LimiterStack } from './stack.js';

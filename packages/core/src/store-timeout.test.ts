@@ -1,4 +1,4 @@
-import { RateKitOptionError } from './errors.js';
+import { type RateKitError, RateKitOptionError } from './errors.js';
 import { DEFAULT_STORE_TIMEOUT_MS, resolveStoreTimeoutMs, storeCallBound, withStoreTimeout } from './store-timeout.js';
 
 describe('resolveStoreTimeoutMs', () => {
@@ -110,6 +110,25 @@ describe('storeCallBound: one timer for the calls of one limiter', () => {
     await jest.advanceTimersByTimeAsync(50);
     late.resolve('too late');
     await expect(timedOut).resolves.toBe('failed: [ratekit] The fake store did not answer within 50 ms');
+  });
+
+  it("with onTimeout, hands it the timeout and onRejected only the call's own failure", async () => {
+    const bounded = storeCallBound(50, 'fake');
+    const timeouts = (error: RateKitError) => `timed out: ${error.code}`;
+    await expect(bounded(Promise.reject(new Error('connection reset')), undefined, failures, timeouts)).resolves.toBe('failed: connection reset');
+    const late = deferred<string>();
+    const timedOut = bounded(late.promise, undefined, failures, timeouts);
+    await jest.advanceTimersByTimeAsync(50);
+    late.reject(new Error('too late'));
+    await expect(timedOut).resolves.toBe('timed out: ERR_RATEKIT_STORE');
+    const thrower = () => {
+      throw new Error('from onTimeout');
+    };
+    const rejected = bounded(new Promise<string>(() => undefined), undefined, failures, thrower);
+    const settled = expect(rejected).rejects.toThrow('from onTimeout');
+    await jest.advanceTimersByTimeAsync(50);
+    await settled;
+    expect(jest.getTimerCount()).toBe(0);
   });
 
   it('hands a thenable whose then throws to onRejected, and leaves no timer behind', async () => {

@@ -4,8 +4,12 @@ import { assertPositive } from './validate.js';
 /** The default `storeTimeoutMs`: a store call that has not answered in 1 s fails. */
 export const DEFAULT_STORE_TIMEOUT_MS = 1_000;
 
-/** The longest delay Node's timers hold; `setTimeout` turns a longer one into 1 ms. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * The longest delay, in ms, that timers hold (2³¹ − 1): Node, Bun, Deno and browsers turn a longer
+ * `setTimeout` into 1 ms. A timeout option larger than this would fire at once, so the options that
+ * set a timer (`storeTimeoutMs`, and @ratekit/upstash's `timeout`) reject it.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Checks a `storeTimeoutMs` option: milliseconds from just above 0 to
@@ -41,17 +45,21 @@ export function resolveStoreTimeoutMs(value: unknown): number {
  * by itself. Deadlines are read from `performance.now()`, never from the
  * limiter's clock (which tests may fix).
  *
- * The bound function takes the store's call, an optional `onFulfilled` and
- * an `onRejected` that receives the call's own failure or, when it has not
- * settled within `timeoutMs`, a `RateKitError` of code `ERR_RATEKIT_STORE`
- * (`The <storeName> store did not answer within <timeoutMs> ms`). It
- * returns one promise of what they return (or throw). An answer after the
- * timeout is ignored; the call may still land on the store (it errs
- * strict). With `timeoutMs` `Infinity` there is no timer at all.
+ * The bound function takes the store's call, an optional `onFulfilled`, an
+ * `onRejected` that receives the call's own failure, and an optional
+ * `onTimeout` that receives, when the call has not settled within
+ * `timeoutMs`, a `RateKitError` of code `ERR_RATEKIT_STORE`
+ * (`The <storeName> store did not answer within <timeoutMs> ms`); without
+ * `onTimeout`, `onRejected` receives that error too. It returns one promise
+ * of what they return (or throw). An answer after the timeout is ignored;
+ * the call may still land on the store (it errs strict). With `timeoutMs`
+ * `Infinity` there is no timer at all.
  *
  * @example
  * const bounded = storeCallBound(200, 'redis');
  * const decision = await bounded(store.evaluate(request), undefined, (error) => fallback(error));
+ * // A timeout answered apart from the call's own failure:
+ * const answer = await bounded(store.evaluate(request), undefined, rethrow, () => failOpen());
  */
 export function storeCallBound(timeoutMs: number, storeName: string): StoreCallBound {
   if (timeoutMs === Number.POSITIVE_INFINITY) return (call, onFulfilled, onRejected) => Promise.resolve(call).then(onFulfilled, onRejected);
@@ -83,7 +91,7 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
       if (!pending.settled) {
         if (pending.deadlineMs > nowMs) break;
         pending.settled = true;
-        pending.fail(new RateKitError('ERR_RATEKIT_STORE', `The ${storeName} store did not answer within ${timeoutMs} ms`));
+        pending.expire(new RateKitError('ERR_RATEKIT_STORE', `The ${storeName} store did not answer within ${timeoutMs} ms`));
       }
       head++;
     }
@@ -93,7 +101,12 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
     if (head < queue.length && timer === undefined) arm(queue[head]!.deadlineMs - nowMs);
   }
 
-  return <T, R>(call: PromiseLike<T>, onFulfilled: ((value: T) => R | PromiseLike<R>) | undefined, onRejected: (error: unknown) => R | PromiseLike<R>) =>
+  return <T, R>(
+    call: PromiseLike<T>,
+    onFulfilled: ((value: T) => R | PromiseLike<R>) | undefined,
+    onRejected: (error: unknown) => R | PromiseLike<R>,
+    onTimeout?: (error: RateKitError) => R | PromiseLike<R>,
+  ) =>
     new Promise<R>((resolve, reject) => {
       // The promise takes what a handler returns, or rejects with what it throws.
       const answer = <A>(handler: (argument: A) => R | PromiseLike<R>, argument: A) => {
@@ -104,7 +117,7 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
         }
       };
       const fail = (error: unknown) => answer(onRejected, error);
-      const pending: PendingCall = { deadlineMs: performance.now() + timeoutMs, settled: false, fail };
+      const pending: PendingCall = { deadlineMs: performance.now() + timeoutMs, settled: false, expire: onTimeout === undefined ? fail : (error) => answer(onTimeout, error) };
       queue.push(pending);
       if (timer === undefined) arm(timeoutMs);
       // True for the call's first outcome only (not after the deadline has failed it).
@@ -130,13 +143,19 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
     });
 }
 
-/** A store call bounded by {@link storeCallBound}'s timeout: one promise of what `onFulfilled` or `onRejected` gives. */
-export type StoreCallBound = <T, R = T>(call: PromiseLike<T>, onFulfilled: ((value: T) => R | PromiseLike<R>) | undefined, onRejected: (error: unknown) => R | PromiseLike<R>) => Promise<R>;
+/** A store call bounded by {@link storeCallBound}'s timeout: one promise of what `onFulfilled`, `onRejected` or `onTimeout` gives. */
+export type StoreCallBound = <T, R = T>(
+  call: PromiseLike<T>,
+  onFulfilled: ((value: T) => R | PromiseLike<R>) | undefined,
+  onRejected: (error: unknown) => R | PromiseLike<R>,
+  onTimeout?: (error: RateKitError) => R | PromiseLike<R>,
+) => Promise<R>;
 
 interface PendingCall {
   readonly deadlineMs: number;
   settled: boolean;
-  readonly fail: (error: unknown) => void;
+  /** Answers the call with its timeout's error. */
+  readonly expire: (error: RateKitError) => void;
 }
 
 /**

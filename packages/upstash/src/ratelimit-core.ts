@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { type CoalescingOptions, RateKitOptionError, resolveCoalescing, type StoreCallBound, storeCallBound } from '@ratekit/core';
+import { type CoalescingOptions, MAX_TIMER_MS, RateKitOptionError, resolveCoalescing, type StoreCallBound, storeCallBound } from '@ratekit/core';
 import { DYNAMIC_LIMIT_KEY_SUFFIX } from './algorithm-support.js';
 import { Analytics } from './analytics.js';
 import { cachedDenial, cachedDeniedValue, checkDenyList, deniableValues, refreshIpDenyList } from './deny-list.js';
@@ -29,16 +29,6 @@ export interface CommonOptions {
   coalesce?: boolean;
 }
 
-/** A failure of `limit()`'s decision itself, as its timeout's bound sees it (see `limit`). */
-class DecisionFailure extends Error {
-  constructor(override readonly cause: unknown) {
-    super('the decision failed');
-  }
-}
-
-/** The longest `timeout` Node's timers hold. */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-
 /**
  * The `timeout` option: 5000 when absent; 0 or less turns it off (as the incumbent's `timeout > 0` test does).
  *
@@ -48,10 +38,19 @@ const MAX_TIMEOUT_MS = 2 ** 31 - 1;
  */
 function resolveTimeout(timeout: unknown): number {
   if (timeout === undefined) return 5000;
-  if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout > MAX_TIMEOUT_MS) {
-    throw new RateKitOptionError('timeout', `a number of milliseconds, at most ${MAX_TIMEOUT_MS} (0 or less: no timeout)`, timeout);
+  if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout > MAX_TIMER_MS) {
+    throw new RateKitOptionError('timeout', `a number of milliseconds, at most ${MAX_TIMER_MS} (what timers hold; 0 or less: no timeout)`, timeout);
   }
   return timeout;
+}
+
+function rethrow(error: unknown): never {
+  throw error;
+}
+
+/** `limit()`'s answer when its decision has not come within `timeout`: the incumbent's fail-open response. */
+function failOpen(): RatelimitResponse {
+  return { success: true, limit: 0, remaining: 0, reset: 0, pending: Promise.resolve(), reason: 'timeout' };
 }
 
 /** The incumbent's default level of the IP deny list feed. */
@@ -140,15 +139,8 @@ export abstract class RatelimitCore<TContext> {
   limit = async (identifier: string, req?: LimitOptions): Promise<RatelimitResponse> => {
     const decision = this.decide(identifier, req);
     if (this.bounded === undefined) return this.analytics === undefined ? decision : this.recordAnalytics(await decision, identifier, req);
-    // The decision's own failure is told from the timeout's by its wrapper: it rejects limit() as the incumbent's race does.
-    const response = await this.bounded(
-      decision.catch((error: unknown) => Promise.reject(new DecisionFailure(error))),
-      undefined,
-      (error): RatelimitResponse => {
-        if (error instanceof DecisionFailure) throw error.cause;
-        return { success: true, limit: 0, remaining: 0, reset: 0, pending: Promise.resolve(), reason: 'timeout' };
-      },
-    );
+    // The decision's own failure rejects limit(), as the incumbent's race does; the timeout fails open.
+    const response = await this.bounded(decision, undefined, rethrow, failOpen);
     return this.recordAnalytics(response, identifier, req);
   };
 

@@ -174,19 +174,19 @@ local take = tonumber(ARGV[5])
 local state = redis.call('HMGET', key, 'refilledAt', 'tokens')
 local refilledAt = now
 local tokens = limit
--- refilledAt as HSET gets it: the stored text while it stands (not formatted again), else the number
-local refilledAtText = now
+-- whether refilledAt must be written: not while the stored one stands
+local moved = true
 if state[1] then
   refilledAt = tonumber(state[1])
-  refilledAtText = state[1]
   tokens = tonumber(state[2])
+  moved = false
 end
 
 if now >= refilledAt + interval then
   local refills = math.floor((now - refilledAt) / interval)
   tokens = math.min(limit, tokens + refills * refillRate)
   refilledAt = refilledAt + refills * interval
-  refilledAtText = refilledAt
+  moved = true
 end
 
 if take > 0 and tokens < take then
@@ -195,7 +195,11 @@ end
 
 local remaining = tokens - take
 local ttl = math.ceil((limit - remaining) / refillRate) * interval
-redis.call('HSET', key, 'refilledAt', refilledAtText, 'tokens', remaining)
+if moved then
+  redis.call('HSET', key, 'refilledAt', refilledAt, 'tokens', remaining)
+else
+  redis.call('HSET', key, 'tokens', remaining)
+end
 if ttl > 0 then
   redis.call('PEXPIRE', key, ttl)
 end
@@ -408,7 +412,7 @@ export const SCRIPTS = {
   slidingWindowServerClockLimit: lua('slidingWindowServerClockLimit', SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT, 'ec3c1219b1c6232ecc38d80f89800e7535528305'),
   slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, 'dabde1bdbb5e9de8567c666d78d3a8623f3b2c6d'),
   slidingWindowServerClockRemaining: lua('slidingWindowServerClockRemaining', SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT, 'ba4ecb59145363b653342749a54cc763e8ba453a'),
-  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, '4d5eb504864012bc084e5214b4eea60cf2b5e2d0'),
+  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, 'ccfecb8ef18900cf36db4df42bfca0b24d0f5dea'),
   tokenBucketRemaining: lua('tokenBucketRemaining', TOKEN_BUCKET_REMAINING_SCRIPT, 'd5b13024e81244e153ed3e89e79d354e155ea9ed'),
   cachedFixedWindowLimit: lua('cachedFixedWindowLimit', CACHED_FIXED_WINDOW_LIMIT_SCRIPT, 'c713441250dc545c193e9fd40ac2f685c4b4b517'),
   cachedFixedWindowRemaining: lua('cachedFixedWindowRemaining', CACHED_FIXED_WINDOW_REMAINING_SCRIPT, 'ee8cafa5695cf6087a7677bff955e0465eb26611'),
