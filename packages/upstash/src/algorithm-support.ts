@@ -9,9 +9,21 @@ import type { RatelimitResponse, RegionContext } from './types.js';
 /** The suffix of the global dynamic limit key: `<prefix>:dynamic:global`. */
 export const DYNAMIC_LIMIT_KEY_SUFFIX = ':dynamic:global';
 
-/** The dynamic limit key as the last script key, when the limiter has `dynamicLimits`; none otherwise. */
-export function dynamicKeys(ctx: RegionContext): string[] {
-  return ctx.dynamicLimits === true ? [`${ctx.prefix}${DYNAMIC_LIMIT_KEY_SUFFIX}`] : [];
+/** `keys`, with the dynamic limit key appended as the last script key when the limiter has `dynamicLimits`. */
+export function withDynamicKey(ctx: RegionContext, keys: string[]): string[] {
+  if (ctx.dynamicLimits === true) keys.push(`${ctx.prefix}${DYNAMIC_LIMIT_KEY_SUFFIX}`);
+  return keys;
+}
+
+/**
+ * The `pending` of a response with no work left: one settled promise shared by every such response
+ * (it carries no value, and a settled promise keeps no callbacks), instead of one made per decision.
+ */
+export const NOTHING_PENDING: Promise<void> = Promise.resolve();
+
+/** A whole number as a script argument; `'1'`, the usual `rate`, without formatting it. */
+export function argument(value: number): string {
+  return value === 1 ? '1' : String(value);
 }
 
 /**
@@ -22,7 +34,7 @@ export function cachedRefusal(ctx: RegionContext, identifier: string, limit: num
   if (ctx.cache === undefined || take <= 0) return undefined;
   const { blocked, reset } = ctx.cache.isBlocked(identifier);
   if (!blocked) return undefined;
-  return { success: false, limit, remaining: 0, reset, pending: Promise.resolve(), reason: 'cacheBlock' };
+  return { success: false, limit, remaining: 0, reset, pending: NOTHING_PENDING, reason: 'cacheBlock' };
 }
 
 /** After a Redis decision: a refusal blocks `identifier` until `reset`; an admitted refund lifts a block. */

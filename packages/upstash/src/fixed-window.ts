@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { cachedRefusal, dynamicKeys, numbers, updateCache } from './algorithm-support.js';
+import { argument, cachedRefusal, NOTHING_PENDING, numbers, updateCache, withDynamicKey } from './algorithm-support.js';
 import { type Duration, ms } from './duration.js';
 import { withPolicy } from './policy.js';
 import { SCRIPTS } from './scripts.js';
@@ -26,23 +26,25 @@ import type { Algorithm } from './types.js';
 export function fixedWindow(tokens: number, window: Duration): Algorithm {
   const windowMs = ms(window);
   const policy = { algorithm: 'fixedWindow', quota: tokens, windowMs, capacity: tokens } as const;
+  const tokensArg = String(tokens);
+  const windowArg = String(windowMs);
   return () => ({
     async limit(ctx, identifier, rate) {
       const take = rate ?? 1;
       const bucket = Math.floor(ctx.now() / windowMs);
       const refusal = cachedRefusal(ctx, identifier, tokens, take);
       if (refusal !== undefined) return withPolicy(refusal, policy);
-      const reply = numbers(await ctx.run(SCRIPTS.fixedWindowLimit, [`${identifier}:${bucket}`, ...dynamicKeys(ctx)], [String(tokens), String(windowMs), String(take)]));
+      const reply = numbers(await ctx.run(SCRIPTS.fixedWindowLimit, withDynamicKey(ctx, [`${identifier}:${bucket}`]), [tokensArg, windowArg, argument(take)]));
       const used = reply[0]!;
       const limit = reply[1]!;
       const success = used <= limit;
       const reset = (bucket + 1) * windowMs;
       updateCache(ctx, identifier, success, reset, take);
-      return withPolicy({ success, limit, remaining: Math.max(0, limit - used), reset, pending: Promise.resolve() }, policy);
+      return withPolicy({ success, limit, remaining: Math.max(0, limit - used), reset, pending: NOTHING_PENDING }, policy);
     },
     async getRemaining(ctx, identifier) {
       const bucket = Math.floor(ctx.now() / windowMs);
-      const reply = numbers(await ctx.run(SCRIPTS.fixedWindowRemaining, [`${identifier}:${bucket}`, ...dynamicKeys(ctx)], [String(tokens)]));
+      const reply = numbers(await ctx.run(SCRIPTS.fixedWindowRemaining, withDynamicKey(ctx, [`${identifier}:${bucket}`]), [tokensArg]));
       return { remaining: Math.max(0, reply[0]!), reset: (bucket + 1) * windowMs, limit: reply[1]! };
     },
     async resetTokens(ctx, identifier) {

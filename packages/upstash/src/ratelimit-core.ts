@@ -6,7 +6,7 @@
  * @module
  */
 import { type CoalescingOptions, MAX_TIMER_MS, RateKitOptionError, resolveCoalescing, type StoreCallBound, storeCallBound } from '@ratekit/core';
-import { DYNAMIC_LIMIT_KEY_SUFFIX } from './algorithm-support.js';
+import { DYNAMIC_LIMIT_KEY_SUFFIX, NOTHING_PENDING } from './algorithm-support.js';
 import { Analytics } from './analytics.js';
 import { cachedDenial, cachedDeniedValue, checkDenyList, deniableValues, refreshIpDenyList } from './deny-list.js';
 import { ipDenyListTtlMs } from './ip-deny-list-feed.js';
@@ -50,7 +50,7 @@ function rethrow(error: unknown): never {
 
 /** `limit()`'s answer when its decision has not come within `timeout`: the incumbent's fail-open response. */
 function failOpen(): RatelimitResponse {
-  return { success: true, limit: 0, remaining: 0, reset: 0, pending: Promise.resolve(), reason: 'timeout' };
+  return { success: true, limit: 0, remaining: 0, reset: 0, pending: NOTHING_PENDING, reason: 'timeout' };
 }
 
 /** The incumbent's default level of the IP deny list feed. */
@@ -136,12 +136,17 @@ export abstract class RatelimitCore<TContext> {
    * context.waitUntil(pending);
    * ```
    */
-  limit = async (identifier: string, req?: LimitOptions): Promise<RatelimitResponse> => {
-    const decision = this.decide(identifier, req);
-    if (this.bounded === undefined) return this.analytics === undefined ? decision : this.recordAnalytics(await decision, identifier, req);
+  limit = (identifier: string, req?: LimitOptions): Promise<RatelimitResponse> => {
+    // Promises chained, not an async function: a decision on the hot path makes no promise of its own.
+    let decision: Promise<RatelimitResponse>;
+    try {
+      decision = this.decide(identifier, req);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // The decision's own failure rejects limit(), as the incumbent's race does; the timeout fails open.
-    const response = await this.bounded(decision, undefined, rethrow, failOpen);
-    return this.recordAnalytics(response, identifier, req);
+    if (this.bounded !== undefined) decision = this.bounded(decision, undefined, rethrow, failOpen);
+    return this.analytics === undefined ? decision : decision.then((response) => this.recordAnalytics(response, identifier, req));
   };
 
   /**

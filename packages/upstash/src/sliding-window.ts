@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { cachedRefusal, dynamicKeys, numbers, updateCache } from './algorithm-support.js';
+import { argument, cachedRefusal, NOTHING_PENDING, numbers, updateCache, withDynamicKey } from './algorithm-support.js';
 import { type Duration, ms } from './duration.js';
 import { withPolicy } from './policy.js';
 import { SCRIPTS } from './scripts.js';
@@ -32,6 +32,8 @@ import type { Algorithm } from './types.js';
 export function slidingWindow(tokens: number, window: Duration): Algorithm {
   const windowMs = ms(window);
   const policy = { algorithm: 'slidingWindow', quota: tokens, windowMs, capacity: tokens } as const;
+  const tokensArg = String(tokens);
+  const windowArg = String(windowMs);
   return () => ({
     async limit(ctx, identifier, rate) {
       const take = rate ?? 1;
@@ -41,31 +43,31 @@ export function slidingWindow(tokens: number, window: Duration): Algorithm {
       let limit: number;
       let now: number;
       if (ctx.clock === 'server') {
-        const reply = numbers(await ctx.run(SCRIPTS.slidingWindowServerClockLimit, [identifier, ...dynamicKeys(ctx)], [String(tokens), String(windowMs), String(take)]));
+        const reply = numbers(await ctx.run(SCRIPTS.slidingWindowServerClockLimit, withDynamicKey(ctx, [identifier]), [tokensArg, windowArg, argument(take)]));
         [remaining, limit, now] = reply as [number, number, number];
       } else {
         now = ctx.now();
         const current = Math.floor(now / windowMs);
         const reply = numbers(
-          await ctx.run(SCRIPTS.slidingWindowLimit, [`${identifier}:${current}`, `${identifier}:${current - 1}`, ...dynamicKeys(ctx)], [String(tokens), String(now), String(windowMs), String(take)]),
+          await ctx.run(SCRIPTS.slidingWindowLimit, withDynamicKey(ctx, [`${identifier}:${current}`, `${identifier}:${current - 1}`]), [tokensArg, String(now), windowArg, argument(take)]),
         );
         [remaining, limit] = reply as [number, number];
       }
       const success = remaining >= 0;
       const reset = (Math.floor(now / windowMs) + 1) * windowMs;
       updateCache(ctx, identifier, success, reset, take);
-      return withPolicy({ success, limit, remaining: Math.max(0, remaining), reset, pending: Promise.resolve() }, policy);
+      return withPolicy({ success, limit, remaining: Math.max(0, remaining), reset, pending: NOTHING_PENDING }, policy);
     },
     async getRemaining(ctx, identifier) {
       if (ctx.clock === 'server') {
-        const reply = numbers(await ctx.run(SCRIPTS.slidingWindowServerClockRemaining, [identifier, ...dynamicKeys(ctx)], [String(tokens), String(windowMs)]));
+        const reply = numbers(await ctx.run(SCRIPTS.slidingWindowServerClockRemaining, withDynamicKey(ctx, [identifier]), [tokensArg, windowArg]));
         const [remaining, limit, now] = reply as [number, number, number];
         return { remaining: Math.max(0, remaining), reset: (Math.floor(now / windowMs) + 1) * windowMs, limit };
       }
       const now = ctx.now();
       const current = Math.floor(now / windowMs);
       const reply = numbers(
-        await ctx.run(SCRIPTS.slidingWindowRemaining, [`${identifier}:${current}`, `${identifier}:${current - 1}`, ...dynamicKeys(ctx)], [String(tokens), String(now), String(windowMs)]),
+        await ctx.run(SCRIPTS.slidingWindowRemaining, withDynamicKey(ctx, [`${identifier}:${current}`, `${identifier}:${current - 1}`]), [tokensArg, String(now), windowArg]),
       );
       return { remaining: Math.max(0, reply[0]!), reset: (current + 1) * windowMs, limit: reply[1]! };
     },

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { cachedRefusal, dynamicKeys, numbers, updateCache } from './algorithm-support.js';
+import { argument, cachedRefusal, NOTHING_PENDING, numbers, updateCache, withDynamicKey } from './algorithm-support.js';
 import { type Duration, ms } from './duration.js';
 import { withPolicy } from './policy.js';
 import { SCRIPTS } from './scripts.js';
@@ -33,20 +33,23 @@ const NOT_FOUND = -1;
 export function tokenBucket(refillRate: number, interval: Duration, maxTokens: number): Algorithm {
   const intervalMs = ms(interval);
   const policy = { algorithm: 'tokenBucket', quota: refillRate, windowMs: intervalMs, capacity: maxTokens } as const;
+  const maxTokensArg = String(maxTokens);
+  const intervalArg = String(intervalMs);
+  const refillRateArg = String(refillRate);
   return () => ({
     async limit(ctx, identifier, rate) {
       const take = rate ?? 1;
       const refusal = cachedRefusal(ctx, identifier, maxTokens, take);
       if (refusal !== undefined) return withPolicy(refusal, policy);
       const now = ctx.clock === 'server' ? '' : String(ctx.now());
-      const reply = numbers(await ctx.run(SCRIPTS.tokenBucketLimit, [identifier, ...dynamicKeys(ctx)], [String(maxTokens), String(intervalMs), String(refillRate), now, String(take)]));
+      const reply = numbers(await ctx.run(SCRIPTS.tokenBucketLimit, withDynamicKey(ctx, [identifier]), [maxTokensArg, intervalArg, refillRateArg, now, argument(take)]));
       const [remaining, reset, limit] = reply as [number, number, number];
       const success = remaining >= 0;
       updateCache(ctx, identifier, success, reset, take);
-      return withPolicy({ success, limit, remaining: Math.max(0, remaining), reset, pending: Promise.resolve() }, policy);
+      return withPolicy({ success, limit, remaining: Math.max(0, remaining), reset, pending: NOTHING_PENDING }, policy);
     },
     async getRemaining(ctx, identifier) {
-      const reply = numbers(await ctx.run(SCRIPTS.tokenBucketRemaining, [identifier, ...dynamicKeys(ctx)], [String(maxTokens)]));
+      const reply = numbers(await ctx.run(SCRIPTS.tokenBucketRemaining, withDynamicKey(ctx, [identifier]), [maxTokensArg]));
       const [remaining, refilledAt, limit] = reply as [number, number, number];
       return { remaining: Math.max(0, remaining), reset: refilledAt === NOT_FOUND ? ctx.now() + intervalMs : refilledAt + intervalMs, limit };
     },
