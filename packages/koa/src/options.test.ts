@@ -6,9 +6,9 @@ type Options = RateLimitOptions<unknown>;
 
 describe('resolveOptions: koa-ratelimit names, translated once to the gate', () => {
   describe('with no options', () => {
-    it("takes koa-ratelimit's defaults: 2500 per hour, fixed window, namespace 'limit', legacy headers only, 429", () => {
+    it("takes koa-ratelimit's defaults: 2500 per hour, fixed window, namespace 'limit', legacy headers only (429 is the gate's default)", () => {
       const { gate, throw: throws } = resolveOptions();
-      expect(gate).toMatchObject({ limit: 2500, windowMs: 3_600_000, algorithm: 'fixed-window', prefix: 'limit', statusCode: 429, standardHeaders: false, legacyHeaders: true });
+      expect(gate).toMatchObject({ limit: 2500, windowMs: 3_600_000, algorithm: 'fixed-window', prefix: 'limit', statusCode: undefined, standardHeaders: false, legacyHeaders: true });
       expect(gate.store?.name).toBe('memory');
       expect(throws).toBe(false);
     });
@@ -110,8 +110,8 @@ describe('resolveOptions: koa-ratelimit names, translated once to the gate', () 
       [{ standardHeaders: 'draft-5' as never }, 'standardHeaders', "false, true or one of 'draft-6'"],
       [{ status: 200 }, 'status', 'an integer >= 400'],
       [{ status: 600 }, 'status', 'an integer from 400 to 599'],
-      [{ errorMessage: 5 as never }, 'errorMessage', 'a string, an object or a function'],
-      [{ errorMessage: null as never }, 'errorMessage', 'a string, an object or a function'],
+      [{ errorMessage: 5 as never }, 'errorMessage', 'a string, an object (sent as JSON) or a function'],
+      [{ errorMessage: null as never }, 'errorMessage', 'a string, an object (sent as JSON) or a function'],
       [{ throw: 'yes' as never }, 'throw', 'a boolean'],
       [{ windowMs: 60_000 } as never, 'windowMs', 'unset: ratelimit() has no such option (did you mean `duration`?)'],
       [{ keyGenerator: () => 'k' } as never, 'keyGenerator', 'unset: ratelimit() has no such option (did you mean `id`?)'],

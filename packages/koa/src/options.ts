@@ -1,4 +1,4 @@
-import { assertFunction, assertInteger, assertObject, assertPositive, type Decision, type GateOptions, type HeaderList, memoryStore, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
+import { assertFunction, assertObject, type Decision, type GateOptions, type HeaderList, memoryStore, RateKitOptionError, type RateLimitStore } from '@ratekit/core';
 import type { ParameterizedContext } from 'koa';
 import { RATEKIT_OPTIONS } from './mode.js';
 import { KOA_RATELIMIT_OPTIONS } from './compat/options.js';
@@ -192,33 +192,21 @@ export function resolveOptions<TContext>(options: RateLimitOptions<TContext> = {
   if (options.disableHeader === true && options.legacyHeaders === true) {
     throw new RateKitOptionError('legacyHeaders', 'unset or false when `disableHeader` is true', true);
   }
-  const status = options.status ?? 429;
-  assertInteger('status', status, 400);
-  if (status > 599) throw new RateKitOptionError('status', 'an integer from 400 to 599', status);
-  const { errorMessage } = options;
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
-  if (errorMessage !== undefined && (errorMessage === null || !['string', 'object', 'function'].includes(typeof errorMessage))) {
-    throw new RateKitOptionError('errorMessage', 'a string, an object or a function', errorMessage);
-  }
-  for (const name of ['id', 'whitelist', 'blacklist', 'onLimited'] as const) {
+  for (const name of ['blacklist', 'onLimited'] as const) {
     if (options[name] !== undefined) assertFunction(name, options[name]);
   }
-  const namespace = options.namespace ?? 'limit';
-  if (typeof namespace !== 'string' || namespace.includes('\u0000')) {
-    throw new RateKitOptionError('namespace', 'a string without NUL characters', namespace);
-  }
-  const standard = options.standardHeaders ?? false;
+  // The gate checks the options translated here, and names them as the user wrote them (OPTION_NAMES).
   const gate: GateOptions<TContext> = {
-    ...resolveLimits(options),
+    ...limitOptions(options),
     cost: options.cost,
     keyGenerator: options.id,
     skip: options.whitelist,
-    standardHeaders: standard,
+    standardHeaders: options.standardHeaders ?? false,
     legacyHeaders: options.legacyHeaders ?? !(options.disableHeader ?? false),
-    statusCode: status,
-    message: errorMessage as GateOptions<TContext>['message'],
+    statusCode: options.status,
+    message: options.errorMessage as GateOptions<TContext>['message'],
     store: resolveStore(options),
-    prefix: namespace,
+    prefix: options.namespace ?? 'limit',
     onStoreError: options.onStoreError,
     storeTimeoutMs: options.storeTimeoutMs,
     onError: options.onError,
@@ -234,20 +222,14 @@ export function resolveOptions<TContext>(options: RateLimitOptions<TContext> = {
   };
 }
 
-/** `limits`, or koa-ratelimit's `max` per `duration` (the gate's `limit` and `windowMs`, checked here under Koa's names, by the gate's rule: any positive number). */
-function resolveLimits<TContext>(options: RateLimitOptions<TContext>): Pick<GateOptions<TContext>, 'limits' | 'limit' | 'windowMs' | 'algorithm'> {
-  if (options.limits !== undefined) {
-    for (const name of ['max', 'duration', 'algorithm'] as const) {
-      if (options[name] !== undefined) throw new RateKitOptionError(name, 'unset when `limits` is given (put it in the limits)', options[name]);
-    }
-    return { limits: options.limits };
-  }
-  const max = options.max ?? 2500;
-  assertPositive('max', max);
-  const duration = options.duration ?? 3_600_000;
-  assertPositive('duration', duration, ' of milliseconds');
-  return { limit: max, windowMs: duration, algorithm: options.algorithm ?? 'fixed-window' };
+/** koa-ratelimit's `max` per `duration`, with its defaults, as the gate's `limit` and `windowMs`; beside `limits`, as given (the gate refuses them there). */
+function limitOptions<TContext>(options: RateLimitOptions<TContext>): Pick<GateOptions<TContext>, 'limits' | 'limit' | 'windowMs' | 'algorithm'> {
+  if (options.limits !== undefined) return { limits: options.limits, limit: options.max, windowMs: options.duration, algorithm: options.algorithm };
+  return { limit: options.max ?? 2500, windowMs: options.duration ?? 3_600_000, algorithm: options.algorithm ?? 'fixed-window' };
 }
+
+/** koa-ratelimit's names of the gate options translated above, for the gate's errors. */
+export const OPTION_NAMES = { limit: 'max', windowMs: 'duration', keyGenerator: 'id', skip: 'whitelist', statusCode: 'status', message: 'errorMessage', prefix: 'namespace' } as const;
 
 /** `store`, the store shared by a `db` Map, or a new bounded memory store. */
 function resolveStore<TContext>(options: RateLimitOptions<TContext>): RateLimitStore {

@@ -11,7 +11,7 @@
  */
 import { createGate, type Decision, type GateDecided, type GateOutcome, type HeaderList, holdFor, type Limiter, type MaybePromise } from '@ratekit/core';
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa';
-import { type RateLimitOptions, resolveOptions } from './options.js';
+import { OPTION_NAMES, type RateLimitOptions, resolveOptions } from './options.js';
 
 /** What a ratekit-mode middleware puts on `ctx.state`: the decision of the last one the request went through. */
 export interface RateLimitState {
@@ -31,7 +31,14 @@ export function rateKitRatelimit<StateT, ContextT>(options: RateLimitOptions<Par
   const resolved = resolveOptions(options);
   const { blacklist, rename, onLimited } = resolved;
   // Retry-After on every refusal, `disableHeader` or not, as koa-ratelimit; one value per field (`err.headers` in throw mode is an object).
-  const gate = createGate(resolved.gate, { name: 'ratelimit()', standardHeaders: false, keyOption: '`id(ctx)`', headers: { retryAfter: true, combineLists: true }, forwardedFor: () => undefined });
+  const gate = createGate(resolved.gate, {
+    name: 'ratelimit()',
+    standardHeaders: false,
+    keyOption: '`id(ctx)`',
+    headers: { retryAfter: true, combineLists: true },
+    optionNames: OPTION_NAMES,
+    forwardedFor: () => undefined,
+  });
 
   function ratelimit(ctx: Ctx, next: Next): Promise<void> {
     if (blacklist !== undefined) return blacklisted(ctx, next, blacklist);

@@ -102,6 +102,21 @@ describe('the gate: one request pipeline for every adapter', () => {
     });
   });
 
+  describe("an adapter's names for the options it translates", () => {
+    const koaLike: GateAdapter<Req> = { ...adapter, optionNames: { statusCode: 'status', limit: 'max', prefix: 'namespace' } };
+    it.each([
+      [{ statusCode: 600 }, 'status', 'an integer from 400 to 599'],
+      [{ limit: 0 }, 'max', 'a positive finite number'],
+      [{ prefix: 'a\u0000b' }, 'namespace', 'a string without NUL characters'],
+      [{ windowMs: -1 }, 'windowMs', 'a positive finite number of milliseconds'],
+    ] as const)('%j fails naming `%s`, with the gate’s rule', (options, option, expected) => {
+      expect(() => createGate<Req>(options as GateOptions<Req>, koaLike)).toThrow(expect.objectContaining({ name: 'RateKitOptionError', option, expected: expect.stringContaining(expected) }));
+    });
+    it('leaves a path inside `limits` as it is', () => {
+      expect(() => createGate<Req>({ limits: [{ limit: 0, windowMs: 1_000 }] }, koaLike)).toThrow(expect.objectContaining({ option: 'limits[0].limit' }));
+    });
+  });
+
   describe('headers', () => {
     it('gives each request the partition key of its own key (draft-8 pk), built in one place', () => {
       const gate = gateOf({ limit: 10 });

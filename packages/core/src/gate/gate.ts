@@ -26,7 +26,7 @@ import { clientAddress } from '../proxy-chain.js';
 import type { MaybePromise } from '../stores/types.js';
 import { inBackground, type WaitUntil } from './background.js';
 import { keyedHeaderList } from './header-list.js';
-import { type GateAdapterSpec, type GateOptions, type KeyResult, type MessageBody, resolveGateOptions } from './options.js';
+import { type GateAdapterSpec, type GateOptions, type KeyResult, type MessageBody, resolveGateOptions, withOptionNames } from './options.js';
 
 /** The header that shows how long a pass was held by the `delay` algorithm, in ms (as express-slow-down's adapters do). */
 export const DELAY_HEADER = 'X-Slow-Down-Delay';
@@ -131,23 +131,26 @@ function isListField(name: string): boolean {
  * ```
  */
 export function createGate<TContext, TAnswer = unknown>(options: GateOptions<TContext, TAnswer>, adapter: GateAdapter<TContext>): Gate<TContext> {
-  const resolved = resolveGateOptions(options, adapter);
+  const { resolved, limiter } = withOptionNames(adapter.optionNames, () => {
+    const checked = resolveGateOptions(options, adapter);
+    // createLimiter checks limits, cost, store, prefix, onStoreError, storeTimeoutMs, now and refusalCache, and names the option.
+    const built = createLimiter<TContext>({
+      limits: checked.limits,
+      cost: options.cost,
+      store: options.store,
+      prefix: options.prefix,
+      now: options.now,
+      onStoreError: options.onStoreError,
+      storeTimeoutMs: options.storeTimeoutMs,
+      onError: options.onError,
+      refusalCache: options.refusalCache,
+    });
+    return { resolved: checked, limiter: built };
+  });
   const { trustProxy, ipv6Subnet } = resolved;
   const { skip, keyGenerator, message, onDecision } = options;
   const onError = options.onError ?? ((error: RateKitError) => console.error(error));
   const keyOption = adapter.keyOption ?? 'keyGenerator';
-  // createLimiter checks limits, cost, store, prefix, onStoreError, storeTimeoutMs, now and refusalCache, and names the option.
-  const limiter = createLimiter<TContext>({
-    limits: resolved.limits,
-    cost: options.cost,
-    store: options.store,
-    prefix: options.prefix,
-    now: options.now,
-    onStoreError: options.onStoreError,
-    storeTimeoutMs: options.storeTimeoutMs,
-    onError: options.onError,
-    refusalCache: options.refusalCache,
-  });
   // A cached refusal comes back as a value, not a Promise.
   const consume = consumeInAnyForm(limiter);
   const needsContext = typeof options.limits === 'function' || typeof options.cost === 'function';

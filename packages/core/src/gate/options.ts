@@ -149,6 +149,12 @@ export interface GateAdapterSpec {
   readonly keyOption?: string;
   /** Header options the adapter fixes (Hono's `retryAfter` and `combineLists`, as hono-rate-limiter; Fastify's `legacyReset`, as @fastify/rate-limit). */
   readonly headers?: Pick<HeaderOptionsInput, 'retryAfter' | 'combineLists' | 'legacyReset'>;
+  /**
+   * The user's names of the gate options the adapter passes under another name (koa-ratelimit's
+   * `status` for `statusCode`): an error about one of them names the option as the user wrote it,
+   * and the adapter need not check it again under its own name.
+   */
+  readonly optionNames?: Readonly<Partial<Record<keyof GateOptions<never>, string>>>;
 }
 
 /** What the request path needs, checked once. */
@@ -245,4 +251,23 @@ function resolveLimits<TContext>(options: GateOptions<TContext>): LimitsOption<T
   assertOneOf('algorithm', algorithm, ALGORITHMS);
   const one: LimitOptions = { algorithm, limit, windowMs };
   return one;
+}
+
+/**
+ * Runs `build`, and rethrows a {@link RateKitOptionError} about an option the adapter renamed
+ * under the user's name for it (`statusCode` → `status`; `limits[0].limit` keeps its own path).
+ *
+ * @param names - the adapter's {@link GateAdapterSpec.optionNames}
+ * @param build - what checks the options
+ * @throws {RateKitOptionError} what `build` throws, renamed; anything else as it is
+ */
+export function withOptionNames<T>(names: GateAdapterSpec['optionNames'], build: () => T): T {
+  if (names === undefined) return build();
+  try {
+    return build();
+  } catch (error) {
+    const renamed = error instanceof RateKitOptionError ? (names as Record<string, string | undefined>)[error.option] : undefined;
+    if (renamed === undefined) throw error;
+    throw new RateKitOptionError(renamed, (error as RateKitOptionError).expected, (error as RateKitOptionError).received);
+  }
 }
