@@ -47,6 +47,8 @@ export { createGate, DELAY_HEADER } from './gate/gate.js';
 export type { FieldWriter, Gate, GateAdapter, GateDecided, GateOutcome, GateUnlimited } from './gate/gate.js';
 export { GATE_OPTIONS, resolveGateOptions } from './gate/options.js';
 export type { GateAdapterSpec, GateOptions, KeyResult, MessageBody, ResolvedGateOptions } from './gate/options.js';
+export { resolveRefundOptions } from './gate/refund-options.js';
+export type { RefundOptions, RefundOptionsInput } from './gate/refund-options.js';
 export { inBackground } from './gate/background.js';
 export type { WaitUntil } from './gate/background.js';
 export { keyedHeaderList } from './gate/header-list.js';

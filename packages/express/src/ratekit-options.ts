@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { assertFunction, type GateOptions, RateKitOptionError } from '@ratekit/core';
+import { type GateOptions, RateKitOptionError, resolveRefundOptions } from '@ratekit/core';
 import type { Request } from 'express';
 import { isRateKitStore } from './is-ratekit-store.js';
 import type { SkipRequestsSettings } from './skip-requests.js';
@@ -41,12 +41,8 @@ export interface ExpressSettings extends SkipRequestsSettings {
  * @throws {RateKitOptionError} (code `ERR_RATEKIT_INVALID_OPTION`) naming the option
  */
 export function resolveRateKitOptions(options: RateLimitOptions): { gate: GateOptions<Request>; express: ExpressSettings } {
-  const { requestPropertyName = 'rateLimit', skipFailedRequests = false, skipSuccessfulRequests = false, requestWasSuccessful = succeeded, logger, keyGenerator, skip, message, ...shared } = options;
-  if (typeof requestPropertyName !== 'string' || requestPropertyName === '') throw new RateKitOptionError('requestPropertyName', 'a non-empty string', requestPropertyName);
-  for (const [name, value] of [['skipFailedRequests', skipFailedRequests] as const, ['skipSuccessfulRequests', skipSuccessfulRequests] as const]) {
-    if (typeof value !== 'boolean') throw new RateKitOptionError(name, 'a boolean', value);
-  }
-  assertFunction('requestWasSuccessful', requestWasSuccessful);
+  const { requestPropertyName, skipFailedRequests, skipSuccessfulRequests, requestWasSuccessful, logger, keyGenerator, skip, message, ...shared } = options;
+  const refunds = resolveRefundOptions({ requestPropertyName, skipFailedRequests, skipSuccessfulRequests, requestWasSuccessful });
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input
   if (logger !== undefined && typeof logger?.error !== 'function') throw new RateKitOptionError('logger', 'an object with an `error` function', logger);
   const { trustProxy } = options as { trustProxy?: unknown };
@@ -59,7 +55,7 @@ export function resolveRateKitOptions(options: RateLimitOptions): { gate: GateOp
     skip: withResponse(skip),
     message: withResponse(message),
   } as GateOptions<Request>;
-  return { gate, express: { requestPropertyName, skipFailedRequests, skipSuccessfulRequests, requestWasSuccessful } };
+  return { gate, express: { ...refunds, requestWasSuccessful: refunds.requestWasSuccessful ?? succeeded } };
 }
 
 /** express-rate-limit's default: a status below 400. */

@@ -1,12 +1,11 @@
 /**
  * hono-rate-limiter's vocabulary in ratekit mode: the options it has and the gate does not
  * (`skipFailedRequests`, `skipSuccessfulRequests`, `requestWasSuccessful`, and the context
- * variable's name), the names its users may pass, and their checks. Each bad option throws a
- * `RateKitOptionError` (code `ERR_RATEKIT_INVALID_OPTION`) naming it.
+ * variable's name), and the names its users may pass. They are express-rate-limit's, checked by
+ * core's `resolveRefundOptions`.
  *
  * @module
  */
-import { assertFunction, RateKitOptionError } from '@ratekit/core';
 
 /** The options of ratekit mode that come from hono-rate-limiter. `TContext` is Hono's `Context`. */
 export interface HonoRateLimiterOptions<TContext> {
@@ -28,24 +27,3 @@ export const RENAMED: Readonly<Record<string, string>> = {
   requestStorePropertyName: 'requestPropertyName (the limiter is on the middleware: `.limiter`)',
   binding: 'store',
 };
-
-/**
- * Checks the refund options (`requestWasSuccessful`, `skipFailedRequests`, `skipSuccessfulRequests`).
- * @throws {RateKitOptionError} naming the option
- */
-export function assertRefundOptions<TContext>(options: HonoRateLimiterOptions<TContext>): void {
-  if (options.requestWasSuccessful !== undefined) assertFunction('requestWasSuccessful', options.requestWasSuccessful);
-  for (const name of ['skipFailedRequests', 'skipSuccessfulRequests'] as const) {
-    if (options[name] !== undefined && typeof options[name] !== 'boolean') throw new RateKitOptionError(name, 'a boolean', options[name]);
-  }
-}
-
-/**
- * `requestPropertyName`, checked.
- * @throws {RateKitOptionError} when it is not a non-empty string
- */
-export function requestPropertyNameOf<TContext>(options: HonoRateLimiterOptions<TContext>): string {
-  const name = options.requestPropertyName ?? 'rateLimit';
-  if (typeof name !== 'string' || name === '') throw new RateKitOptionError('requestPropertyName', 'a non-empty string', name);
-  return name;
-}

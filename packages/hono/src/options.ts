@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { assertFunction, type GateOptions, RateKitOptionError } from '@ratekit/core';
+import { assertFunction, type GateOptions, RateKitOptionError, type RefundOptions, resolveRefundOptions } from '@ratekit/core';
 import type { Context } from 'hono';
-import { assertRefundOptions, HONO_RATE_LIMITER_OPTIONS, type HonoRateLimiterOptions, requestPropertyNameOf } from './incumbent-options.js';
+import { HONO_RATE_LIMITER_OPTIONS, type HonoRateLimiterOptions } from './incumbent-options.js';
 
 /** The part of Hono's `ConnInfo` the default key needs (`hono/conninfo`'s type). */
 export interface ConnInfoLike {
@@ -33,12 +33,12 @@ export const HONO_OPTIONS = ['getConnInfo', ...HONO_RATE_LIMITER_OPTIONS] as con
 
 /**
  * Checks Hono's own options.
- * @returns the context variable's name
+ * @returns hono-rate-limiter's options, checked by core's `resolveRefundOptions`, with their defaults
  * @throws {RateKitOptionError} naming the option
  */
-export function resolveHonoOptions<TContext extends Context>(options: RateLimitOptions<TContext>): string {
+export function resolveHonoOptions<TContext extends Context>(options: RateLimitOptions<TContext>): RefundOptions<(c: TContext) => boolean | Promise<boolean>> {
   if (options.getConnInfo !== undefined) assertFunction('getConnInfo', options.getConnInfo);
-  assertRefundOptions(options);
+  const refunds = resolveRefundOptions(options);
   if (options.keyGenerator !== undefined && options.getConnInfo !== undefined) {
     throw new RateKitOptionError('getConnInfo', 'unset when `keyGenerator` is given (it shapes the default key only; use ipKeyGenerator in yours)', options.getConnInfo);
   }
@@ -49,5 +49,5 @@ export function resolveHonoOptions<TContext extends Context>(options: RateLimitO
       undefined,
     );
   }
-  return requestPropertyNameOf(options);
+  return refunds;
 }

@@ -52,9 +52,10 @@ export function rateLimit<E extends Env = Env, P extends string = string, I exte
     headers: { retryAfter: true, combineLists: true },
     forwardedFor: (c) => c.req.header('x-forwarded-for'),
   });
-  const requestPropertyName = resolveHonoOptions(options);
+  const refunds = resolveHonoOptions(options);
+  const { requestPropertyName } = refunds;
   const { getConnInfo, handler, onDecision } = options;
-  const settle = settler(gate, options, waitUntilOf);
+  const settle = settler(gate, refunds, waitUntilOf);
 
   function addressOf(c: Ctx): string | undefined {
     if (getConnInfo === undefined) return undefined;

@@ -6,9 +6,8 @@
  *
  * @module
  */
-import { type Decision, type Gate, inBackground, type WaitUntil } from '@ratekit/core';
+import { type Decision, type Gate, inBackground, type RefundOptions, type WaitUntil } from '@ratekit/core';
 import type { Context, Next } from 'hono';
-import type { HonoRateLimiterOptions } from './incumbent-options.js';
 
 /** `next()`, then the refund the options ask for. */
 export type Settle<TContext> = (c: TContext, next: Next, key: string, decision: Decision) => Promise<void>;
@@ -17,11 +16,15 @@ export type Settle<TContext> = (c: TContext, next: Next, key: string, decision: 
  * The settle step of a middleware, or undefined when neither skip option is on (then `next()` is all).
  *
  * @param gate - the middleware's gate (its limiter refunds; its `report` takes failures)
- * @param options - the middleware's options, checked
+ * @param options - the refund options, checked (core's `resolveRefundOptions`)
  * @param waitUntilOf - the context's `waitUntil`, if the runtime has one
  */
-export function settler<TContext extends Context>(gate: Gate<TContext>, options: HonoRateLimiterOptions<TContext>, waitUntilOf: (c: TContext) => WaitUntil | undefined): Settle<TContext> | undefined {
-  const { skipFailedRequests = false, skipSuccessfulRequests = false } = options;
+export function settler<TContext extends Context>(
+  gate: Gate<TContext>,
+  options: RefundOptions<(c: TContext) => boolean | Promise<boolean>>,
+  waitUntilOf: (c: TContext) => WaitUntil | undefined,
+): Settle<TContext> | undefined {
+  const { skipFailedRequests, skipSuccessfulRequests } = options;
   if (!skipFailedRequests && !skipSuccessfulRequests) return undefined;
   const requestWasSuccessful = options.requestWasSuccessful ?? ((c: TContext) => c.res.status < 400);
 
