@@ -93,6 +93,12 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       [{ addHeaders: { 'ratelimit-limit': false } }, "addHeaders['ratelimit-limit']", "a header the configured format sends ('x-ratelimit-limit'"],
       [{ limits: { limit: 5, windowMs: 1000 }, max: 5 }, 'max', 'unset when `limits` is given'],
       [{ enableDraftSpec: true, standardHeaders: 'draft-8' }, 'standardHeaders', 'unset when `enableDraftSpec` is true'],
+      // Checked by the gate, as in every adapter:
+      [{ cost: -1 }, 'cost', 'Expected `cost` to be a finite number >= 0'],
+      [{ ipv6Subnet: 129 }, 'ipv6Subnet', 'an integer from 1 to 128, or false'],
+      [{ keyGenerator: 'ip' }, 'keyGenerator', 'Expected `keyGenerator` to be a function'],
+      [{ onStoreError: 'retry' }, 'onStoreError', "'throw', 'allow', 'deny' or a fallback limiter"],
+      [{ storeTimeoutMs: 0 }, 'storeTimeoutMs', 'a positive finite number of milliseconds'],
       [
         {
           limits: [
@@ -257,12 +263,19 @@ describe.each(VERSIONS)('fastifyRateLimit on %s', (_version, Fastify) => {
       [{ max: -1 }, 'config.rateLimit.max'],
       [{ global: false }, 'config.rateLimit.global'],
       [{ store: memoryStore() }, 'config.rateLimit.store'],
+      [{ cost: -1 }, 'config.rateLimit.cost'],
+      [{ storeTimeoutMs: 2 ** 31 }, 'config.rateLimit.storeTimeoutMs'],
     ])('rejects config.rateLimit %j naming `%s`', async (config, option) => {
       const app = Fastify();
       apps.push(app);
       await app.register(fastifyRateLimit, { now });
       expect(() => app.get('/x', { config: { rateLimit: config as never } }, async () => 'ok')).toThrow(expect.objectContaining({ code: 'ERR_RATEKIT_INVALID_OPTION', option }));
     });
+  });
+
+  it('takes storeTimeoutMs: Infinity (no timeout), as every adapter does', async () => {
+    const app = await build({ max: 1, storeTimeoutMs: Number.POSITIVE_INFINITY });
+    expect(await statuses(app, '/', 2)).toEqual([200, 429]);
   });
 
   describe('groupId (@fastify/rate-limit #463)', () => {

@@ -91,7 +91,7 @@ export function registerRateKit(fastify: FastifyInstance, options: RateLimitPlug
 export function gateOf(settings: Settings, shared: Shared, prefix: string): Gate<FastifyRequest> {
   return createGate(
     { ...settings.gate, ...shared, prefix },
-    { name: '@ratekit/fastify', standardHeaders: false, headers: { legacyReset: 'delta', combineLists: true }, forwardedFor: () => undefined },
+    { name: '@ratekit/fastify', standardHeaders: false, headers: { legacyReset: 'delta', combineLists: true }, optionNames: settings.optionNames, forwardedFor: () => undefined },
   );
 }
 

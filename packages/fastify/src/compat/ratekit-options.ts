@@ -15,7 +15,8 @@ import {
   assertNonEmptyString,
   assertObject,
   assertOneOf,
-  assertPositive,
+  assertSubnet,
+  type GateAdapterSpec,
   type GateOptions,
   type HeaderOptions,
   type LimitOptions,
@@ -37,6 +38,8 @@ export const kMax: unique symbol = Symbol('@ratekit/fastify.max');
 export interface Settings {
   /** The gate's options of this limiter (the registration adds `store`, `prefix`, `now`, `onError`, `refusalCache`). */
   readonly gate: GateOptions<FastifyRequest>;
+  /** The options' path for the gate's errors (`config.rateLimit.cost`); undefined for the plugin's own options. */
+  readonly optionNames: GateAdapterSpec['optionNames'];
   /** The `limits` ids of a static policy (to check that routes of a group agree); undefined when dynamic. */
   readonly limitIds: string | undefined;
   /** Set when `max` is a function: it is resolved per request and put on the request as `kMax`. */
@@ -115,6 +118,9 @@ const UNSUPPORTED: Readonly<Record<string, string>> = {
 };
 
 const POLICY_KEYS = ['max', 'timeWindow', 'algorithm'] as const;
+
+/** The options of a route the gate checks, and names as `optionNames` give them. */
+const GATE_CHECKED = ['cost', 'ipv6Subnet', 'keyGenerator', 'onStoreError', 'storeTimeoutMs'] as const;
 const HEADER_FORMAT_KEYS = ['standardHeaders', 'legacyHeaders'] as const;
 
 const DEFAULT_MAX = 1000;
@@ -208,15 +214,10 @@ function resolveSettings(o: RateLimitOptions, path: string): Settings {
   const at = (name: string) => `${path}${name}`;
   const policy = resolvePolicy(o, at);
 
-  if (typeof o.cost !== 'function' && o.cost !== undefined && (typeof o.cost !== 'number' || !Number.isFinite(o.cost) || o.cost < 0)) {
-    throw new RateKitOptionError(at('cost'), 'a finite number >= 0 or a function', o.cost);
-  }
-
+  // The gate checks cost, ipv6Subnet, keyGenerator, onStoreError and storeTimeoutMs when it is built, naming them by
+  // `optionNames`; an ipv6Subnet it never sees (a keyGenerator makes the key) is checked here.
   const ipv6Subnet = o.ipv6Subnet ?? 56;
-  if (ipv6Subnet !== false && (typeof ipv6Subnet !== 'number' || !Number.isInteger(ipv6Subnet) || ipv6Subnet < 1 || ipv6Subnet > 128)) {
-    throw new RateKitOptionError(at('ipv6Subnet'), 'an integer from 1 to 128, or false', ipv6Subnet);
-  }
-  if (o.keyGenerator !== undefined) assertFunction(at('keyGenerator'), o.keyGenerator);
+  if (o.keyGenerator !== undefined) assertSubnet(ipv6Subnet, at('ipv6Subnet'));
 
   let allowSet: Set<string> | undefined;
   let allowFn: Settings['allowFn'];
@@ -246,11 +247,6 @@ function resolveSettings(o: RateLimitOptions, path: string): Settings {
     throw new RateKitOptionError(at('skipOnError'), "unset when `onStoreError` is set (skipOnError is onStoreError: 'allow')", skipOnError);
   }
   const onStoreError = o.onStoreError ?? (skipOnError ? 'allow' : 'throw');
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- public input: JavaScript callers can pass any value, and get a coded error for it
-  if (!['throw', 'allow', 'deny'].includes(onStoreError as string) && typeof (onStoreError as { consume?: unknown })?.consume !== 'function') {
-    throw new RateKitOptionError(at('onStoreError'), "'throw', 'allow', 'deny' or a fallback limiter", onStoreError);
-  }
-  if (o.storeTimeoutMs !== undefined) assertPositive(at('storeTimeoutMs'), o.storeTimeoutMs, ' of milliseconds');
 
   const ban = o.ban ?? -1;
   assertInteger(at('ban'), ban, -1);
@@ -270,8 +266,10 @@ function resolveSettings(o: RateLimitOptions, path: string): Settings {
     onStoreError,
     storeTimeoutMs: o.storeTimeoutMs,
   };
+  const optionNames = path === '' ? undefined : Object.fromEntries(GATE_CHECKED.map((name) => [name, at(name)]));
   return Object.freeze({
     gate,
+    optionNames,
     limitIds: policy.limitIds,
     maxFn: policy.maxFn,
     allowSet,
