@@ -4,7 +4,7 @@
 //
 // Per algorithm (fixed window, sliding window, token bucket; limits never reached, so every
 // decision passes and writes) and contender: decisions for `sliceMs` with 50 in flight, each on
-// the next of `keys` identifiers; 3 rounds, contenders in a shuffled order each round. Reported per
+// the next of `keys` identifiers; 3 rounds (BENCH_UPSTASH_ROUNDS; BENCH_UPSTASH_SLICE_MS for the 3 s slices), contenders in a shuffled order each round. Reported per
 // decision: HTTP requests (the endpoint's count), Redis commands (INFO commandstats, every command
 // the server ran, those inside scripts included) and Redis CPU (INFO cpu); and decisions per second,
 // median over rounds. The load runs in this process, one contender at a time.
@@ -19,6 +19,7 @@ import { againstPackageUrl, isTwin, twinOf, untwinned } from './lib/against.mjs'
 import { startChild } from './lib/child.mjs';
 import { formatRate, renderTable } from './lib/format.mjs';
 import { adminClient, counterDelta, openRedis, readCounters } from './lib/store-redis.mjs';
+import { scheduleFromEnv } from './lib/options.mjs';
 import { median, seededRandom } from './lib/stats.mjs';
 
 const ENDPOINT = new URL('./lib/upstash-endpoint.mjs', import.meta.url).pathname;
@@ -115,7 +116,8 @@ async function contendersFor(against) {
 }
 
 export async function run(options, log) {
-  const counts = options.quick ? QUICK : FULL;
+  const defaults = options.quick ? QUICK : FULL;
+  const counts = { ...defaults, ...scheduleFromEnv(defaults, { rounds: 'BENCH_UPSTASH_ROUNDS', sliceMs: 'BENCH_UPSTASH_SLICE_MS' }, { min: { rounds: 1, sliceMs: 100 } }) };
   const contenders = await contendersFor(options.against);
   const random = seededRandom(options.seed);
   const server = await openRedis();
