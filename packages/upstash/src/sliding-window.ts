@@ -66,9 +66,7 @@ export function slidingWindow(tokens: number, window: Duration): Algorithm {
       }
       const now = ctx.now();
       const current = Math.floor(now / windowMs);
-      const reply = numbers(
-        await ctx.run(SCRIPTS.slidingWindowRemaining, withDynamicKey(ctx, [`${identifier}:${current}`, `${identifier}:${current - 1}`]), [tokensArg, String(now), windowArg]),
-      );
+      const reply = numbers(await ctx.run(SCRIPTS.slidingWindowRemaining, withDynamicKey(ctx, [`${identifier}:${current}`, `${identifier}:${current - 1}`]), [tokensArg, String(now), windowArg]));
       return { remaining: Math.max(0, reply[0]!), reset: (current + 1) * windowMs, limit: reply[1]! };
     },
     async resetTokens(ctx, identifier) {
