@@ -43,7 +43,6 @@ export interface RefundOptions<F> {
  */
 export function resolveRefundOptions<F>(options: RefundOptionsInput<F>): RefundOptions<F> {
   const { requestPropertyName = 'rateLimit', skipFailedRequests = false, skipSuccessfulRequests = false, requestWasSuccessful } = options;
-
   if (typeof requestPropertyName !== 'string' || requestPropertyName === '') throw new RateKitOptionError('requestPropertyName', 'a non-empty string', requestPropertyName);
   for (const [name, value] of [['skipFailedRequests', skipFailedRequests] as const, ['skipSuccessfulRequests', skipSuccessfulRequests] as const]) {
     if (typeof value !== 'boolean') throw new RateKitOptionError(name, 'a boolean', value);
