@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { formatMs, formatPercent, formatRate, formatRatio, formatSigned, renderTable } from './lib/format.mjs';
-import { isTwin, twinOf, twinProcess } from './lib/against.mjs';
+import { isTwin, twinOf, twinProcess, twinScriptOnBun } from './lib/against.mjs';
 import { CONNECTIONS, loadSlice, PIPELINING, probe, startServer } from './lib/http-load.mjs';
 import { BARE, probeProblems, selectRows, sliceProblems } from './lib/http-scenarios.mjs';
 import { scheduleFromEnv } from './lib/options.mjs';
@@ -132,7 +132,7 @@ export async function run(options, log) {
 function withTwins(fw, against) {
   if (against === undefined) return fw;
   const twin = (r) => ({ ...r, id: twinOf(r.id), limiter: `${r.limiter} @ ${against.short}`, ours: false, twin: true, passId: r.passId === undefined ? undefined : twinOf(r.passId) });
-  return { ...fw, rows: fw.rows.flatMap((r) => (r.ours && r.runtime !== 'bun' ? [r, twin(r)] : [r])) };
+  return { ...fw, rows: fw.rows.flatMap((r) => (r.ours ? [r, twin(r)] : [r])) };
 }
 
 async function runFramework(fw, schedule, options, random, log) {
@@ -149,8 +149,9 @@ async function runFramework(fw, schedule, options, random, log) {
       // Bun is JavaScriptCore: V8's flags do not apply (and its idle behaviour is its own).
       const execArgv = onBun ? [] : [...SERVER_FLAGS];
       if (options.cpuProfDir && !onBun) execArgv.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, `--cpu-prof-name=http-${fw.name}-${r.id}.cpuprofile`);
-      const launch = r.twin === true ? twinProcess(options.against, { execArgv }) : { execArgv };
-      servers.set(r.id, await startServer(r.script, r.arg, { ...launch, execPath: onBun ? bunPath() : undefined, label: `${fw.name} ${r.id}` }));
+      const launch = r.twin === true && !onBun ? twinProcess(options.against, { execArgv }) : { execArgv };
+      const script = r.twin === true && onBun ? twinScriptOnBun(options.against, r.script) : r.script;
+      servers.set(r.id, await startServer(script, r.arg, { ...launch, execPath: onBun ? bunPath() : undefined, label: `${fw.name} ${r.id}` }));
     }
     for (const r of fw.rows) {
       const url = servers.get(r.id).url;
