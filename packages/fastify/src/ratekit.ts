@@ -5,15 +5,15 @@
  * to routes at their `hook` stage (`onRoute`, `config.rateLimit`, the `rateLimit()` and
  * `createRateLimit()` decorators), fields set with `reply.header`, `onExceeding`/`onExceeded`, and
  * a refusal thrown into Fastify's error handling (`errorResponseBuilder`). @fastify/rate-limit's
- * option names are read in `compat/ratekit-options.ts`, its per-request options in
- * `compat/ratekit-extras.ts`.
+ * option names are read in `ratekit-options.ts`, its per-request options in
+ * `ratekit-extras.ts` (beside this file: ratekit mode never runs the imitation in `compat/`).
  *
  * @module
  */
 import { createGate, type Gate, type HeaderList, holdFor, memoryStore, type RateKitError, type RateLimitStore } from '@ratekit/core';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { createSteps, type Outcome, type Shared, type Steps } from './compat/ratekit-extras.js';
-import { groupNamespaces, resolveRegistration, resolveRouteSettings, type Settings } from './compat/ratekit-options.js';
+import { createSteps, type Outcome, type Shared, type Steps } from './ratekit-extras.js';
+import { groupNamespaces, resolveRegistration, resolveRouteSettings, type Settings } from './ratekit-options.js';
 import { refusalError } from './refusal.js';
 import type { RateLimitChecker, RateLimitHookHandler, RateLimitOptions, RateLimitPluginOptions } from './types.js';
 

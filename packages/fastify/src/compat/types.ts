@@ -1,6 +1,6 @@
 /**
  * @fastify/rate-limit 11's option names and result shapes, as both modes take and give them: the
- * options ratekit mode reads in `ratekit-options.ts`, and `createRateLimit()`'s check and result.
+ * options ratekit mode reads in `../ratekit-options.ts`, and `createRateLimit()`'s check and result.
  *
  * @module
  */

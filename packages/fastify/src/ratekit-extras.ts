@@ -23,9 +23,9 @@ import {
   type RateLimitStore,
 } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
-import type { AllowListedResult, CheckOptions, LimitedResult } from './types.js';
+import type { AllowListedResult, CheckOptions, LimitedResult } from './compat/types.js';
 import { kMax, type Settings } from './ratekit-options.js';
-import { type MaybePromise, then } from './then.js';
+import { type MaybePromise, then } from './compat/then.js';
 
 /** What one limiter says about one request: the gate's outcome, and whether a refusal is a ban (403). */
 export type Outcome = GateOutcome & { readonly banned?: boolean };

@@ -28,8 +28,8 @@ import {
   type StandardHeaders,
 } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
-import type { ErrorResponseBuilderContext, RateLimitHook, RateLimitOptions, RateLimitPluginOptions, ValueOrPromise } from '../types.js';
-import { parseTimeWindow } from './duration.js';
+import type { ErrorResponseBuilderContext, RateLimitHook, RateLimitOptions, RateLimitPluginOptions, ValueOrPromise } from './types.js';
+import { parseTimeWindow } from './compat/duration.js';
 
 /** Where a function `max` puts its answer on the request, for the limit it chooses. */
 export const kMax: unique symbol = Symbol('@ratekit/fastify.max');

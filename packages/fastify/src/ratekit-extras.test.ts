@@ -1,7 +1,7 @@
 import { memoryStore, RateKitError, type RateLimitStore } from '@ratekit/core';
 import type { FastifyRequest } from 'fastify';
-import { gateOf } from '../ratekit.js';
-import type { RateLimitPluginOptions } from '../types.js';
+import { gateOf } from './ratekit.js';
+import type { RateLimitPluginOptions } from './types.js';
 import { createSteps, type Outcome, type Steps } from './ratekit-extras.js';
 import { resolveRegistration } from './ratekit-options.js';
 

@@ -1,4 +1,4 @@
-import type { RateLimitOptions, RateLimitPluginOptions } from '../types.js';
+import type { RateLimitOptions, RateLimitPluginOptions } from './types.js';
 import { mergeOptions, resolveRegistration, resolveRouteSettings } from './ratekit-options.js';
 
 const register = (options: RateLimitPluginOptions | undefined) => resolveRegistration(options);
