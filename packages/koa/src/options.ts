@@ -174,10 +174,11 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const storesByDb = new WeakMap<Map<unknown, unknown>, RateLimitStore>();
 
 /**
- * Validates the options of {@link ratelimit} and resolves defaults.
+ * Validates Koa's own options of {@link ratelimit} and translates koa-ratelimit's names to the gate's,
+ * which checks those when the middleware builds it, naming them as the user wrote them ({@link OPTION_NAMES}).
  * Internal: exported for its test.
  *
- * @throws {RateKitOptionError} naming the first bad option.
+ * @throws {RateKitOptionError} naming the first bad option of Koa's own.
  */
 export function resolveOptions<TContext>(options: RateLimitOptions<TContext> = {}): ResolvedOptions<TContext> {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- widened so the assertion does not narrow `options` itself
