@@ -46,12 +46,12 @@ export function resolveStoreTimeoutMs(value: unknown): number {
  * limiter's clock (which tests may fix).
  *
  * The bound function takes the store's call, an optional `onFulfilled`, an
- * `onRejected` that receives the call's own failure, and an optional
- * `onTimeout` that receives, when the call has not settled within
- * `timeoutMs`, a `RateKitError` of code `ERR_RATEKIT_STORE`
- * (`The <storeName> store did not answer within <timeoutMs> ms`); without
- * `onTimeout`, `onRejected` receives that error too. It returns one promise
- * of what they return (or throw). An answer after the timeout is ignored;
+ * `onRejected` that receives the call's own failure (`undefined`: the result
+ * rejects with it), and an optional `onTimeout` that receives, when the call
+ * has not settled within `timeoutMs`, a `RateKitError` of code
+ * `ERR_RATEKIT_STORE` (`The <storeName> store did not answer within
+ * <timeoutMs> ms`); without `onTimeout`, that error goes where the call's own
+ * failure goes. It returns one promise of what they return (or throw). An answer after the timeout is ignored;
  * the call may still land on the store (it errs strict). With `timeoutMs`
  * `Infinity` there is no timer at all.
  *
@@ -59,7 +59,7 @@ export function resolveStoreTimeoutMs(value: unknown): number {
  * const bounded = storeCallBound(200, 'redis');
  * const decision = await bounded(store.evaluate(request), undefined, (error) => fallback(error));
  * // A timeout answered apart from the call's own failure:
- * const answer = await bounded(store.evaluate(request), undefined, rethrow, () => failOpen());
+ * const answer = await bounded(store.evaluate(request), undefined, undefined, () => failOpen());
  */
 export function storeCallBound(timeoutMs: number, storeName: string): StoreCallBound {
   if (timeoutMs === Number.POSITIVE_INFINITY) return (call, onFulfilled, onRejected) => Promise.resolve(call).then(onFulfilled, onRejected);
@@ -104,7 +104,7 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
   return <T, R>(
     call: PromiseLike<T>,
     onFulfilled: ((value: T) => R | PromiseLike<R>) | undefined,
-    onRejected: (error: unknown) => R | PromiseLike<R>,
+    onRejected: ((error: unknown) => R | PromiseLike<R>) | undefined,
     onTimeout?: (error: RateKitError) => R | PromiseLike<R>,
   ) =>
     new Promise<R>((resolve, reject) => {
@@ -116,7 +116,7 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
           reject(thrown);
         }
       };
-      const fail = (error: unknown) => answer(onRejected, error);
+      const fail = onRejected === undefined ? reject : (error: unknown) => answer(onRejected, error);
       const pending: PendingCall = { deadlineMs: performance.now() + timeoutMs, settled: false, expire: onTimeout === undefined ? fail : (error) => answer(onTimeout, error) };
       queue.push(pending);
       if (timer === undefined) arm(timeoutMs);
@@ -147,7 +147,7 @@ export function storeCallBound(timeoutMs: number, storeName: string): StoreCallB
 export type StoreCallBound = <T, R = T>(
   call: PromiseLike<T>,
   onFulfilled: ((value: T) => R | PromiseLike<R>) | undefined,
-  onRejected: (error: unknown) => R | PromiseLike<R>,
+  onRejected: ((error: unknown) => R | PromiseLike<R>) | undefined,
   onTimeout?: (error: RateKitError) => R | PromiseLike<R>,
 ) => Promise<R>;
 
@@ -171,9 +171,5 @@ interface PendingCall {
  */
 export function withStoreTimeout<T>(promise: Promise<T>, timeoutMs: number, storeName: string): Promise<T> {
   if (timeoutMs === Number.POSITIVE_INFINITY) return promise;
-  return storeCallBound(timeoutMs, storeName)(promise, undefined, rethrow);
-}
-
-function rethrow(error: unknown): never {
-  throw error;
+  return storeCallBound(timeoutMs, storeName)(promise, undefined, undefined);
 }

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { NOTHING_PENDING } from './algorithm-support.js';
 import { type Duration, ms } from './duration.js';
 import { withPolicy } from './policy.js';
 import { SCRIPTS } from './scripts.js';
@@ -44,13 +45,13 @@ export function cachedFixedWindow(tokens: number, window: Duration): Algorithm {
       if (cache.get(key) !== null) {
         const count = cache.incr(key, take);
         const success = count <= tokens;
-        const pending = success ? ctx.run(SCRIPTS.cachedFixedWindowLimit, [key], [String(windowMs), String(take)]) : Promise.resolve();
+        const pending = success ? ctx.run(SCRIPTS.cachedFixedWindowLimit, [key], [String(windowMs), String(take)]) : NOTHING_PENDING;
         return withPolicy({ success, limit: tokens, remaining: tokens - count, reset, pending }, policy);
       }
       const count = Number(await ctx.run(SCRIPTS.cachedFixedWindowLimit, [key], [String(windowMs), String(take)]));
       cache.set(key, count);
       const remaining = tokens - count;
-      return withPolicy({ success: remaining >= 0, limit: tokens, remaining, reset, pending: Promise.resolve() }, policy);
+      return withPolicy({ success: remaining >= 0, limit: tokens, remaining, reset, pending: NOTHING_PENDING }, policy);
     },
     async getRemaining(ctx, identifier) {
       const cache = cacheOf(ctx);

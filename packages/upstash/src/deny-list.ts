@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { numbers } from './algorithm-support.js';
+import { NOTHING_PENDING, numbers } from './algorithm-support.js';
 import { denyListKeys } from './deny-list-keys.js';
 import { downloadIpDenyList } from './ip-deny-list-feed.js';
 import type { ScriptRunner } from './script-runner.js';
@@ -81,7 +81,7 @@ export async function checkDenyList(run: ScriptRunner, prefix: string, members: 
 
 /** The answer for a request refused from the cache, without Redis: the incumbent's `limit: 0, reset: 0`. */
 export function cachedDenial(deniedValue: string): RatelimitResponse {
-  return { success: false, limit: 0, remaining: 0, reset: 0, pending: Promise.resolve(), reason: 'denyList', deniedValue };
+  return { success: false, limit: 0, remaining: 0, reset: 0, pending: NOTHING_PENDING, reason: 'denyList', deniedValue };
 }
 
 /**

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { NOTHING_PENDING } from './algorithm-support.js';
 import { ephemeralCache } from './cache.js';
 import { type Duration, ms } from './duration.js';
 import { withPolicy } from './policy.js';
@@ -89,7 +90,7 @@ async function sync(regions: Array<{ run: ScriptRunner; fields: Promise<Fields> 
 function cachedRefusal(ctx: MultiRegionContext, identifier: string, tokens: number, take: number): RatelimitResponse | undefined {
   if (ctx.cache === undefined || take <= 0) return undefined;
   const { blocked, reset } = ctx.cache.isBlocked(identifier);
-  return blocked ? { success: false, limit: tokens, remaining: 0, reset, pending: Promise.resolve(), reason: 'cacheBlock' } : undefined;
+  return blocked ? { success: false, limit: tokens, remaining: 0, reset, pending: NOTHING_PENDING, reason: 'cacheBlock' } : undefined;
 }
 
 function updateCache(ctx: MultiRegionContext, identifier: string, success: boolean, reset: number, take: number): void {

@@ -44,10 +44,6 @@ function resolveTimeout(timeout: unknown): number {
   return timeout;
 }
 
-function rethrow(error: unknown): never {
-  throw error;
-}
-
 /** `limit()`'s answer when its decision has not come within `timeout`: the incumbent's fail-open response. */
 function failOpen(): RatelimitResponse {
   return { success: true, limit: 0, remaining: 0, reset: 0, pending: NOTHING_PENDING, reason: 'timeout' };
@@ -145,7 +141,7 @@ export abstract class RatelimitCore<TContext> {
       return Promise.reject(error);
     }
     // The decision's own failure rejects limit(), as the incumbent's race does; the timeout fails open.
-    if (this.bounded !== undefined) decision = this.bounded(decision, undefined, rethrow, failOpen);
+    if (this.bounded !== undefined) decision = this.bounded(decision, undefined, undefined, failOpen);
     return this.analytics === undefined ? decision : decision.then((response) => this.recordAnalytics(response, identifier, req));
   };
 
