@@ -20,7 +20,7 @@ import { startChild } from './lib/child.mjs';
 import { formatRate, renderTable } from './lib/format.mjs';
 import { adminClient, counterDelta, openRedis, readCounters } from './lib/store-redis.mjs';
 import { scheduleFromEnv } from './lib/options.mjs';
-import { median, seededRandom } from './lib/stats.mjs';
+import { median, seededRandom, summary } from './lib/stats.mjs';
 
 const ENDPOINT = new URL('./lib/upstash-endpoint.mjs', import.meta.url).pathname;
 const IN_FLIGHT = 50;
@@ -36,31 +36,18 @@ const ALGORITHMS = [
 ];
 
 /** Who decides, and over what: `make(algorithm, clients, prefix)` → `(id) => Promise<boolean>` (admitted). */
+/** A contender's `make` for a `Ratelimit` class (the incumbent's, ours, or the ref's) on the client `clientOf` picks. */
+const ratelimitOn = (Ratelimit, clientOf) => (a, c, prefix) => {
+  const limiter = new Ratelimit({ redis: clientOf(c), limiter: a.upstash(Ratelimit), prefix });
+  return async (id) => (await limiter.limit(id)).success;
+};
+const HTTP = (c) => c.upstash;
+const TCP = (c) => c.ioredis;
+
 const CONTENDERS = [
-  {
-    id: 'incumbent-http',
-    label: '@upstash/ratelimit 2.2, HTTP',
-    make: (a, c, prefix) => {
-      const limiter = new UpstashRatelimit({ redis: c.upstash, limiter: a.upstash(UpstashRatelimit), prefix });
-      return async (id) => (await limiter.limit(id)).success;
-    },
-  },
-  {
-    id: 'ours-http',
-    label: '@ratekit/upstash, HTTP',
-    make: (a, c, prefix) => {
-      const limiter = new RatekitRatelimit({ redis: c.upstash, limiter: a.upstash(RatekitRatelimit), prefix });
-      return async (id) => (await limiter.limit(id)).success;
-    },
-  },
-  {
-    id: 'ours-tcp',
-    label: '@ratekit/upstash, TCP (ioredis)',
-    make: (a, c, prefix) => {
-      const limiter = new RatekitRatelimit({ redis: c.ioredis, limiter: a.upstash(RatekitRatelimit), prefix });
-      return async (id) => (await limiter.limit(id)).success;
-    },
-  },
+  { id: 'incumbent-http', label: '@upstash/ratelimit 2.2, HTTP', make: ratelimitOn(UpstashRatelimit, HTTP) },
+  { id: 'ours-http', label: '@ratekit/upstash, HTTP', client: HTTP, make: ratelimitOn(RatekitRatelimit, HTTP) },
+  { id: 'ours-tcp', label: '@ratekit/upstash, TCP (ioredis)', client: TCP, make: ratelimitOn(RatekitRatelimit, TCP) },
   {
     id: 'redis-tcp',
     label: '@ratekit/redis, TCP (ioredis)',
@@ -101,18 +88,7 @@ async function touch(decide, keys) {
 async function contendersFor(against) {
   if (against === undefined) return CONTENDERS;
   const { Ratelimit: TwinRatelimit } = await import(againstPackageUrl(against, 'upstash'));
-  return CONTENDERS.flatMap((c) => {
-    if (!c.id.startsWith('ours-')) return [c];
-    const twin = {
-      id: twinOf(c.id),
-      label: `${c.label} @ ${against.short}`,
-      make: (a, clients, prefix) => {
-        const limiter = new TwinRatelimit({ redis: c.id === 'ours-tcp' ? clients.ioredis : clients.upstash, limiter: a.upstash(TwinRatelimit), prefix });
-        return async (id) => (await limiter.limit(id)).success;
-      },
-    };
-    return [c, twin];
-  });
+  return CONTENDERS.flatMap((c) => (c.id.startsWith('ours-') ? [c, { id: twinOf(c.id), label: `${c.label} @ ${against.short}`, make: ratelimitOn(TwinRatelimit, c.client) }] : [c]));
 }
 
 export async function run(options, log) {
@@ -243,10 +219,11 @@ function againstTable(results) {
       if (isTwin(id) || byContender[twinOf(id)] === undefined) continue;
       const ours = byContender[id];
       const twin = byContender[twinOf(id)];
+      const ratio = summary(ours.rounds.map((rate, i) => rate / twin.rounds[i]));
       rows.push([
         algorithm,
         label,
-        `${median(ours.rounds.map((rate, i) => rate / twin.rounds[i])).toFixed(3)}× [${formatRange(ours.rounds.map((rate, i) => rate / twin.rounds[i]))}]`,
+        `${ratio.median.toFixed(3)}× [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}]`,
         `${ours.redisCpuUs.toFixed(2)} / ${twin.redisCpuUs.toFixed(2)}`,
         `${ours.commands.toFixed(2)} / ${twin.commands.toFixed(2)}`,
       ]);
@@ -266,8 +243,4 @@ function againstTable(results) {
       rows,
     ),
   ].join('\n');
-}
-
-function formatRange(values) {
-  return `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
 }
