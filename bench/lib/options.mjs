@@ -71,7 +71,7 @@ export const USAGE = `Usage: node bench/run.mjs [options]   (pnpm bench [options
   --cpu-prof=<dir>       write a V8 CPU profile of every throughput child process into <dir>
   --against=<git ref>    also run that commit's build, in a worktree of its own (bench/.against/<sha>, built once),
                          as a twin of each of our rows in the same run: every table then shows "this ÷ that ref"
-                         (decisions, http, flood, fleet; not yet store; lib/against.mjs)
+                         (decisions, http, store, flood, fleet, upstash; lib/against.mjs)
   --from=<file.json>     measure nothing: print the tables of a document saved from --json
   --help                 this text
 `;

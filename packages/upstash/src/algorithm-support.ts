@@ -4,7 +4,13 @@
  *
  * @module
  */
+import type { EphemeralCache } from './cache.js';
 import type { RatelimitResponse, RegionContext } from './types.js';
+
+/** What the cache steps read: a region's or a multi-region limiter's context. */
+interface WithCache {
+  cache?: EphemeralCache | undefined;
+}
 
 /** The suffix of the global dynamic limit key: `<prefix>:dynamic:global`. */
 export const DYNAMIC_LIMIT_KEY_SUFFIX = ':dynamic:global';
@@ -16,8 +22,9 @@ export function withDynamicKey(ctx: RegionContext, keys: string[]): string[] {
 }
 
 /**
- * The `pending` of a response with no work left: one settled promise shared by every such response
- * (it carries no value, and a settled promise keeps no callbacks), instead of one made per decision.
+ * The `pending` of a response with no work left and no policy (a timeout, a deny-list refusal): one
+ * settled promise shared by every such response (it carries no value, and a settled promise keeps no
+ * callbacks), instead of one made per decision. An algorithm's responses use their own (policy.ts).
  */
 export const NOTHING_PENDING: Promise<void> = Promise.resolve();
 
@@ -28,17 +35,17 @@ export function argument(value: number): string {
 
 /**
  * The refusal the ephemeral cache gives without a Redis call, when `identifier` is blocked and
- * the request takes tokens (a refund always reaches Redis).
+ * the request takes tokens (a refund always reaches Redis); `settled` is the algorithm's `pending`.
  */
-export function cachedRefusal(ctx: RegionContext, identifier: string, limit: number, take: number): RatelimitResponse | undefined {
+export function cachedRefusal(ctx: WithCache, identifier: string, limit: number, take: number, settled: Promise<void>): RatelimitResponse | undefined {
   if (ctx.cache === undefined || take <= 0) return undefined;
   const { blocked, reset } = ctx.cache.isBlocked(identifier);
   if (!blocked) return undefined;
-  return { success: false, limit, remaining: 0, reset, pending: NOTHING_PENDING, reason: 'cacheBlock' };
+  return { success: false, limit, remaining: 0, reset, pending: settled, reason: 'cacheBlock' };
 }
 
 /** After a Redis decision: a refusal blocks `identifier` until `reset`; an admitted refund lifts a block. */
-export function updateCache(ctx: RegionContext, identifier: string, success: boolean, reset: number, take: number): void {
+export function updateCache(ctx: WithCache, identifier: string, success: boolean, reset: number, take: number): void {
   if (ctx.cache === undefined) return;
   if (!success) ctx.cache.blockUntil(identifier, reset);
   else if (take < 0) ctx.cache.pop(identifier);

@@ -34,14 +34,16 @@ export interface EphemeralCache {
  * ```
  */
 export function ephemeralCache(map: Map<string, number>, now: () => number): EphemeralCache {
+  // One answer for every identifier not blocked (most calls), not an object per call.
+  const notBlocked = Object.freeze({ blocked: false, reset: 0 });
   return {
     isBlocked(identifier) {
       const reset = map.get(identifier);
-      if (reset === undefined) return { blocked: false, reset: 0 };
+      if (reset === undefined) return notBlocked;
       // Blocked up to and including the reset instant, as the incumbent (`reset < now` unblocks).
       if (reset < now()) {
         map.delete(identifier);
-        return { blocked: false, reset: 0 };
+        return notBlocked;
       }
       return { blocked: true, reset };
     },

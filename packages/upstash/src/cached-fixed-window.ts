@@ -5,9 +5,8 @@
  *
  * @module
  */
-import { NOTHING_PENDING } from './algorithm-support.js';
 import { type Duration, ms } from './duration.js';
-import { withPolicy } from './policy.js';
+import { settledFor, withPolicy } from './policy.js';
 import { SCRIPTS } from './scripts.js';
 import type { Algorithm, RegionContext } from './types.js';
 import type { EphemeralCache } from './cache.js';
@@ -32,6 +31,7 @@ function cacheOf(ctx: RegionContext): EphemeralCache {
 export function cachedFixedWindow(tokens: number, window: Duration): Algorithm {
   const windowMs = ms(window);
   const policy = { algorithm: 'cachedFixedWindow', quota: tokens, windowMs, capacity: tokens } as const;
+  const settled = settledFor(policy);
   return () => ({
     async limit(ctx, identifier, rate) {
       const cache = cacheOf(ctx);
@@ -45,13 +45,14 @@ export function cachedFixedWindow(tokens: number, window: Duration): Algorithm {
       if (cache.get(key) !== null) {
         const count = cache.incr(key, take);
         const success = count <= tokens;
-        const pending = success ? ctx.run(SCRIPTS.cachedFixedWindowLimit, [key], [String(windowMs), String(take)]) : NOTHING_PENDING;
+        if (!success) return { success, limit: tokens, remaining: tokens - count, reset, pending: settled };
+        const pending = ctx.run(SCRIPTS.cachedFixedWindowLimit, [key], [String(windowMs), String(take)]);
         return withPolicy({ success, limit: tokens, remaining: tokens - count, reset, pending }, policy);
       }
       const count = Number(await ctx.run(SCRIPTS.cachedFixedWindowLimit, [key], [String(windowMs), String(take)]));
       cache.set(key, count);
       const remaining = tokens - count;
-      return withPolicy({ success: remaining >= 0, limit: tokens, remaining, reset, pending: NOTHING_PENDING }, policy);
+      return { success: remaining >= 0, limit: tokens, remaining, reset, pending: settled };
     },
     async getRemaining(ctx, identifier) {
       const cache = cacheOf(ctx);

@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { argument, cachedRefusal, NOTHING_PENDING, numbers, updateCache, withDynamicKey } from './algorithm-support.js';
+import { argument, cachedRefusal, numbers, updateCache, withDynamicKey } from './algorithm-support.js';
 import { type Duration, ms } from './duration.js';
-import { withPolicy } from './policy.js';
+import { settledFor } from './policy.js';
 import { SCRIPTS } from './scripts.js';
 import type { Algorithm } from './types.js';
 
@@ -26,21 +26,22 @@ import type { Algorithm } from './types.js';
 export function fixedWindow(tokens: number, window: Duration): Algorithm {
   const windowMs = ms(window);
   const policy = { algorithm: 'fixedWindow', quota: tokens, windowMs, capacity: tokens } as const;
+  const settled = settledFor(policy);
   const tokensArg = String(tokens);
   const windowArg = String(windowMs);
   return () => ({
     async limit(ctx, identifier, rate) {
       const take = rate ?? 1;
       const bucket = Math.floor(ctx.now() / windowMs);
-      const refusal = cachedRefusal(ctx, identifier, tokens, take);
-      if (refusal !== undefined) return withPolicy(refusal, policy);
+      const refusal = cachedRefusal(ctx, identifier, tokens, take, settled);
+      if (refusal !== undefined) return refusal;
       const reply = numbers(await ctx.run(SCRIPTS.fixedWindowLimit, withDynamicKey(ctx, [`${identifier}:${bucket}`]), [tokensArg, windowArg, argument(take)]));
       const used = reply[0]!;
       const limit = reply[1]!;
       const success = used <= limit;
       const reset = (bucket + 1) * windowMs;
       updateCache(ctx, identifier, success, reset, take);
-      return withPolicy({ success, limit, remaining: Math.max(0, limit - used), reset, pending: NOTHING_PENDING }, policy);
+      return { success, limit, remaining: Math.max(0, limit - used), reset, pending: settled };
     },
     async getRemaining(ctx, identifier) {
       const bucket = Math.floor(ctx.now() / windowMs);

@@ -1,8 +1,7 @@
 import { describeWithService, redisService } from '@ratekit/test-utils';
-import { Redis as IORedis } from 'ioredis';
 import { rateLimitHeaders } from './headers.js';
 import { Ratelimit } from './ratelimit.js';
-import { FixedClock, T0, uniquePrefix } from './test-support.js';
+import { type Clients, closeClients, FixedClock, openClients, T0, uniquePrefix } from './test-support.js';
 import type { RatelimitResponse } from './types.js';
 
 const response = (fields: Partial<RatelimitResponse>): RatelimitResponse => ({ success: true, limit: 10, remaining: 7, reset: T0 + 4_200, pending: Promise.resolve(), ...fields });
@@ -33,13 +32,13 @@ describe('rateLimitHeaders', () => {
 });
 
 describeWithService(redisService, 'rateLimitHeaders for responses of Ratelimit', (server) => {
-  let redis: IORedis;
-  beforeAll(() => {
-    redis = new IORedis(server().url);
+  let clients: Clients;
+  let redis: Clients['ioredis'];
+  beforeAll(async () => {
+    clients = await openClients(server().url);
+    redis = clients.ioredis;
   });
-  afterAll(async () => {
-    await redis.quit();
-  });
+  afterAll(() => closeClients(clients));
 
   it('knows the window of each algorithm it gave, and advertises a bucket by its refill', async () => {
     const clock = new FixedClock(T0 + 2_500);
@@ -60,5 +59,32 @@ describeWithService(redisService, 'rateLimitHeaders for responses of Ratelimit',
       ['RateLimit-Policy', '"1-in-1sec"; q=5; w=5'],
       ['Retry-After', '1'],
     ]);
+  });
+  it('finds the policy through `pending`: cache refusals, copies, analytics and the cached window keep it', async () => {
+    const clock = new FixedClock(T0 + 2_500);
+    const policyOf = (response: RatelimitResponse): string | undefined => rateLimitHeaders(response, { now: clock.ms }).find(([name]) => name === 'RateLimit-Policy')?.[1];
+
+    const fixed = new Ratelimit({ redis, limiter: Ratelimit.fixedWindow(1, '10 s'), prefix: uniquePrefix('headers'), now: clock.now, ephemeralCache: new Map() });
+    await fixed.limit('u');
+    expect((await fixed.limit('u')).success).toBe(false); // refused by Redis: `u` is now blocked in the cache
+    const blocked = await fixed.limit('u');
+    expect(blocked.reason).toBe('cacheBlock');
+    expect(policyOf(blocked)).toBe('"1-in-10sec"; q=1; w=10');
+    expect(policyOf({ ...blocked })).toBe('"1-in-10sec"; q=1; w=10');
+
+    const counted = new Ratelimit({ redis: clients.upstash, limiter: Ratelimit.slidingWindow(3, '10 s'), prefix: uniquePrefix('headers'), now: clock.now, analytics: true });
+    const recorded = await counted.limit('u');
+    await recorded.pending;
+    expect(policyOf(recorded)).toBe('"3-in-10sec"; q=3; w=10');
+
+    const cached = new Ratelimit({ redis, limiter: Ratelimit.cachedFixedWindow(2, '10 s'), prefix: uniquePrefix('headers'), now: clock.now, ephemeralCache: new Map() });
+    await cached.limit('u');
+    const fromCache = await cached.limit('u'); // answered from the cache; Redis is told in `pending`
+    await fromCache.pending;
+    expect(policyOf(fromCache)).toBe('"2-in-10sec"; q=2; w=10');
+
+    // Two limiters never share a policy, though both have responses with no work left.
+    const other = await new Ratelimit({ redis, limiter: Ratelimit.fixedWindow(7, '1 s'), prefix: uniquePrefix('headers'), now: clock.now }).limit('u');
+    expect(policyOf(other)).toBe('"7-in-1sec"; q=7; w=1');
   });
 });

@@ -16,7 +16,8 @@ import type { RatelimitResponse } from './types.js';
 export interface RateLimitHeadersOptions {
   /**
    * The window (or the token bucket's interval), for a response this package's `Ratelimit` did
-   * not give (it remembers its own): a {@link Duration} or ms. Overrides the remembered one.
+   * not give, or whose `pending` was replaced (a `Ratelimit`'s own response carries its window
+   * in `pending`, so a copy keeps it): a {@link Duration} or ms. Overrides the remembered one.
    */
   window?: Duration | number;
   /** The policy name. @default `<limit>-in-<window>` (core's `defaultPolicyName`, e.g. `"10-in-10sec"`) */

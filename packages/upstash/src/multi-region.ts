@@ -5,14 +5,14 @@
  *
  * @module
  */
-import { NOTHING_PENDING } from './algorithm-support.js';
+import { cachedRefusal, updateCache } from './algorithm-support.js';
 import { ephemeralCache } from './cache.js';
 import { type Duration, ms } from './duration.js';
-import { withPolicy } from './policy.js';
+import { settledFor, withPolicy } from './policy.js';
 import { commonOptions, DEFAULT_PREFIX, RatelimitCore } from './ratelimit-core.js';
 import { lazyRunner, type ScriptRunner } from './script-runner.js';
 import { SCRIPTS } from './scripts.js';
-import type { Algorithm, RatelimitResponse } from './types.js';
+import type { Algorithm } from './types.js';
 import type { EphemeralCache } from './cache.js';
 
 /** The context of a multi-region algorithm: one runner per region. */
@@ -86,19 +86,6 @@ async function sync(regions: Array<{ run: ScriptRunner; fields: Promise<Fields> 
   }
 }
 
-/** The ephemeral cache's refusal, for a request that takes tokens. */
-function cachedRefusal(ctx: MultiRegionContext, identifier: string, tokens: number, take: number): RatelimitResponse | undefined {
-  if (ctx.cache === undefined || take <= 0) return undefined;
-  const { blocked, reset } = ctx.cache.isBlocked(identifier);
-  return blocked ? { success: false, limit: tokens, remaining: 0, reset, pending: NOTHING_PENDING, reason: 'cacheBlock' } : undefined;
-}
-
-function updateCache(ctx: MultiRegionContext, identifier: string, success: boolean, reset: number, take: number): void {
-  if (ctx.cache === undefined) return;
-  if (!success) ctx.cache.blockUntil(identifier, reset);
-  else if (take < 0) ctx.cache.pop(identifier);
-}
-
 async function resetEverywhere(ctx: MultiRegionContext, identifier: string): Promise<void> {
   ctx.cache?.pop(identifier);
   // The incumbent starts these without waiting for them; waiting changes no data.
@@ -114,14 +101,15 @@ async function resetEverywhere(ctx: MultiRegionContext, identifier: string): Pro
 function multiFixedWindow(tokens: number, window: Duration): Algorithm<MultiRegionContext> {
   const windowMs = ms(window);
   const policy = { algorithm: 'fixedWindow', quota: tokens, windowMs, capacity: tokens } as const;
+  const settled = settledFor(policy);
   return () => ({
     async limit(ctx, identifier, rate) {
       const id = requestId();
       const bucket = Math.floor(ctx.now() / windowMs);
       const key = `${identifier}:${bucket}`;
       const take = rate ?? 1;
-      const refusal = cachedRefusal(ctx, identifier, tokens, take);
-      if (refusal !== undefined) return withPolicy(refusal, policy);
+      const refusal = cachedRefusal(ctx, identifier, tokens, take, settled);
+      if (refusal !== undefined) return refusal;
       const regions = ctx.regionContexts.map((region) => ({ run: region.run, fields: region.run(SCRIPTS.multiFixedWindowLimit, [key], [id, String(windowMs), String(take)]) as Promise<Fields> }));
       const first = await Promise.any(regions.map((region) => region.fields));
       const remaining = tokens - sumOf(first);
@@ -150,6 +138,7 @@ function multiFixedWindow(tokens: number, window: Duration): Algorithm<MultiRegi
 function multiSlidingWindow(tokens: number, window: Duration): Algorithm<MultiRegionContext> {
   const windowMs = ms(window);
   const policy = { algorithm: 'slidingWindow', quota: tokens, windowMs, capacity: tokens } as const;
+  const settled = settledFor(policy);
   return () => ({
     async limit(ctx, identifier, rate) {
       const id = requestId();
@@ -158,8 +147,8 @@ function multiSlidingWindow(tokens: number, window: Duration): Algorithm<MultiRe
       const currentKey = `${identifier}:${current}`;
       const previousKey = `${identifier}:${current - 1}`;
       const take = rate ?? 1;
-      const refusal = cachedRefusal(ctx, identifier, tokens, take);
-      if (refusal !== undefined) return withPolicy(refusal, policy);
+      const refusal = cachedRefusal(ctx, identifier, tokens, take, settled);
+      if (refusal !== undefined) return refusal;
       const regions = ctx.regionContexts.map((region) => {
         const reply = region.run(SCRIPTS.multiSlidingWindowLimit, [currentKey, previousKey], [String(tokens), String(now), String(windowMs), id, String(take)]) as Promise<[Fields, Fields, unknown]>;
         return { run: region.run, reply };

@@ -10,6 +10,7 @@ import { DYNAMIC_LIMIT_KEY_SUFFIX, NOTHING_PENDING } from './algorithm-support.j
 import { Analytics } from './analytics.js';
 import { cachedDenial, cachedDeniedValue, checkDenyList, deniableValues, refreshIpDenyList } from './deny-list.js';
 import { ipDenyListTtlMs } from './ip-deny-list-feed.js';
+import { replacePending } from './policy.js';
 import { isTcpClient, type ScriptRunner } from './script-runner.js';
 import { SCRIPTS } from './scripts.js';
 import type { Algorithm, LimitOptions, RatelimitResponse, RemainingTokens } from './types.js';
@@ -237,7 +238,7 @@ export abstract class RatelimitCore<TContext> {
       // (offline, GitHub down) warns instead of being an unhandled rejection. It is retried once the
       // status key's 30 s `pending` mark has expired.
       pending.catch((error: unknown) => console.warn('@ratekit/upstash: the IP deny list was not refreshed (retried in 30 s):', error));
-      response.pending = pending;
+      replacePending(response, pending);
     }
     return response;
   }
@@ -251,7 +252,7 @@ export abstract class RatelimitCore<TContext> {
     const recorded = this.analytics
       .record({ identifier: denied ? (response.deniedValue ?? identifier) : identifier, time: this.now(), success: denied ? 'denied' : response.success, ...geo })
       .catch((error: unknown) => console.warn('Failed to record analytics', error));
-    response.pending = Promise.all([response.pending, recorded]);
+    replacePending(response, Promise.all([response.pending, recorded]));
     return response;
   }
 

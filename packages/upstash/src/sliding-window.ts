@@ -5,9 +5,9 @@
  *
  * @module
  */
-import { argument, cachedRefusal, NOTHING_PENDING, numbers, updateCache, withDynamicKey } from './algorithm-support.js';
+import { argument, cachedRefusal, numbers, updateCache, withDynamicKey } from './algorithm-support.js';
 import { type Duration, ms } from './duration.js';
-import { withPolicy } from './policy.js';
+import { settledFor } from './policy.js';
 import { SCRIPTS } from './scripts.js';
 import type { Algorithm } from './types.js';
 
@@ -32,13 +32,14 @@ import type { Algorithm } from './types.js';
 export function slidingWindow(tokens: number, window: Duration): Algorithm {
   const windowMs = ms(window);
   const policy = { algorithm: 'slidingWindow', quota: tokens, windowMs, capacity: tokens } as const;
+  const settled = settledFor(policy);
   const tokensArg = String(tokens);
   const windowArg = String(windowMs);
   return () => ({
     async limit(ctx, identifier, rate) {
       const take = rate ?? 1;
-      const refusal = cachedRefusal(ctx, identifier, tokens, take);
-      if (refusal !== undefined) return withPolicy(refusal, policy);
+      const refusal = cachedRefusal(ctx, identifier, tokens, take, settled);
+      if (refusal !== undefined) return refusal;
       let remaining: number;
       let limit: number;
       let now: number;
@@ -56,7 +57,7 @@ export function slidingWindow(tokens: number, window: Duration): Algorithm {
       const success = remaining >= 0;
       const reset = (Math.floor(now / windowMs) + 1) * windowMs;
       updateCache(ctx, identifier, success, reset, take);
-      return withPolicy({ success, limit, remaining: Math.max(0, remaining), reset, pending: NOTHING_PENDING }, policy);
+      return { success, limit, remaining: Math.max(0, remaining), reset, pending: settled };
     },
     async getRemaining(ctx, identifier) {
       if (ctx.clock === 'server') {

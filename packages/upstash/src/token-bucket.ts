@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { argument, cachedRefusal, NOTHING_PENDING, numbers, updateCache, withDynamicKey } from './algorithm-support.js';
+import { argument, cachedRefusal, numbers, updateCache, withDynamicKey } from './algorithm-support.js';
 import { type Duration, ms } from './duration.js';
-import { withPolicy } from './policy.js';
+import { settledFor } from './policy.js';
 import { SCRIPTS } from './scripts.js';
 import type { Algorithm } from './types.js';
 
@@ -33,20 +33,21 @@ const NOT_FOUND = -1;
 export function tokenBucket(refillRate: number, interval: Duration, maxTokens: number): Algorithm {
   const intervalMs = ms(interval);
   const policy = { algorithm: 'tokenBucket', quota: refillRate, windowMs: intervalMs, capacity: maxTokens } as const;
+  const settled = settledFor(policy);
   const maxTokensArg = String(maxTokens);
   const intervalArg = String(intervalMs);
   const refillRateArg = String(refillRate);
   return () => ({
     async limit(ctx, identifier, rate) {
       const take = rate ?? 1;
-      const refusal = cachedRefusal(ctx, identifier, maxTokens, take);
-      if (refusal !== undefined) return withPolicy(refusal, policy);
+      const refusal = cachedRefusal(ctx, identifier, maxTokens, take, settled);
+      if (refusal !== undefined) return refusal;
       const now = ctx.clock === 'server' ? '' : String(ctx.now());
       const reply = numbers(await ctx.run(SCRIPTS.tokenBucketLimit, withDynamicKey(ctx, [identifier]), [maxTokensArg, intervalArg, refillRateArg, now, argument(take)]));
       const [remaining, reset, limit] = reply as [number, number, number];
       const success = remaining >= 0;
       updateCache(ctx, identifier, success, reset, take);
-      return withPolicy({ success, limit, remaining: Math.max(0, remaining), reset, pending: NOTHING_PENDING }, policy);
+      return { success, limit, remaining: Math.max(0, remaining), reset, pending: settled };
     },
     async getRemaining(ctx, identifier) {
       const reply = numbers(await ctx.run(SCRIPTS.tokenBucketRemaining, withDynamicKey(ctx, [identifier]), [maxTokensArg]));
