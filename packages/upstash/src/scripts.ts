@@ -163,7 +163,7 @@ return {limit - used(currentKey, previousKey, now, window), limit, now}
  * Whole intervals since `refilledAt` refill `refillRate` each, up to the limit; `refilledAt`
  * moves by whole intervals. A take larger than the tokens left is refused and writes nothing.
  * The hash expires when the bucket would be full again. Returns `{remaining (-1 refused),
- * next refill at, limit, now}`.
+ * next refill at, limit}`.
  */
 export const TOKEN_BUCKET_LIMIT_SCRIPT = `${effectiveLimit('KEYS[2]')}${nowMs('ARGV[4]')}
 local key = KEYS[1]
@@ -190,7 +190,7 @@ if now >= refilledAt + interval then
 end
 
 if take > 0 and tokens < take then
-  return {-1, refilledAt + interval, limit, now}
+  return {-1, refilledAt + interval, limit}
 end
 
 local remaining = tokens - take
@@ -203,7 +203,7 @@ end
 if ttl > 0 then
   redis.call('PEXPIRE', key, ttl)
 end
-return {remaining, refilledAt + interval, limit, now}
+return {remaining, refilledAt + interval, limit}
 `;
 
 /**
@@ -412,7 +412,7 @@ export const SCRIPTS = {
   slidingWindowServerClockLimit: lua('slidingWindowServerClockLimit', SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT, 'ec3c1219b1c6232ecc38d80f89800e7535528305'),
   slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, 'dabde1bdbb5e9de8567c666d78d3a8623f3b2c6d'),
   slidingWindowServerClockRemaining: lua('slidingWindowServerClockRemaining', SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT, 'ba4ecb59145363b653342749a54cc763e8ba453a'),
-  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, 'ccfecb8ef18900cf36db4df42bfca0b24d0f5dea'),
+  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, 'fec0be25b9fdd179bd4b271a30e8b88930fd0629'),
   tokenBucketRemaining: lua('tokenBucketRemaining', TOKEN_BUCKET_REMAINING_SCRIPT, 'd5b13024e81244e153ed3e89e79d354e155ea9ed'),
   cachedFixedWindowLimit: lua('cachedFixedWindowLimit', CACHED_FIXED_WINDOW_LIMIT_SCRIPT, 'c713441250dc545c193e9fd40ac2f685c4b4b517'),
   cachedFixedWindowRemaining: lua('cachedFixedWindowRemaining', CACHED_FIXED_WINDOW_REMAINING_SCRIPT, 'ee8cafa5695cf6087a7677bff955e0465eb26611'),
