@@ -122,7 +122,9 @@ export async function run(options, log) {
           const state = { cursor: 0 };
           const requestsBefore = (await endpoint.request({ cmd: 'requests' })).requests;
           const before = await readCounters(admin);
+          const cpuBefore = process.cpuUsage();
           const slice = await drive(deciders.get(c.id), keys, counts.sliceMs, state);
+          const cpu = process.cpuUsage(cpuBefore);
           const delta = counterDelta(before, await readCounters(admin));
           const requests = (await endpoint.request({ cmd: 'requests' })).requests - requestsBefore;
           const commands = Object.values(delta.commands).reduce((n, x) => n + x.calls, 0);
@@ -132,6 +134,7 @@ export async function run(options, log) {
             requests: requests / slice.decisions,
             commands: commands / slice.decisions,
             redisCpuUs: delta.cpuUs / slice.decisions,
+            clientCpuUs: (cpu.user + cpu.system) / slice.decisions,
           });
         }
       }
@@ -146,6 +149,7 @@ export async function run(options, log) {
               requests: pick((x) => x.requests),
               commands: pick((x) => x.commands),
               redisCpuUs: pick((x) => x.redisCpuUs),
+              clientCpuUs: pick((x) => x.clientCpuUs),
               refused: s.reduce((n, x) => n + x.refused, 0),
               rounds: s.map((x) => x.rate),
             },
@@ -179,6 +183,7 @@ export function render(results) {
         untwinned(id).endsWith('-tcp') ? '–' : r.requests.toFixed(2),
         r.commands.toFixed(2),
         r.redisCpuUs.toFixed(2),
+        cpuFigure(r.clientCpuUs),
         formatRate(r.rate),
         `${(r.rate / incumbent.rate).toFixed(2)}×`,
         untwinned(id) === 'ours-tcp' ? `${(r.rate / redis.rate).toFixed(2)}×` : '',
@@ -193,6 +198,7 @@ export function render(results) {
       { title: 'HTTP requests / decision', align: 'right' },
       { title: 'Redis commands / decision', align: 'right' },
       { title: 'Redis CPU µs / decision', align: 'right' },
+      { title: 'client CPU µs / decision', align: 'right' },
       { title: `decisions/s, ${config.inFlight} in flight`, align: 'right' },
       { title: '÷ @upstash/ratelimit', align: 'right' },
       { title: '÷ @ratekit/redis, TCP', align: 'right' },
@@ -205,7 +211,8 @@ export function render(results) {
     `A private redis-server; a local Upstash REST endpoint in front of it, in its own process (@ratekit/test-utils' upstash-rest-server.ts, the same for both HTTP rows). ` +
       `Per algorithm, every contender touches ${config.keys} identifiers once, then ${config.rounds} round(s) of ${config.sliceMs} ms slices, contenders shuffled per round (seed ${config.seed}), ` +
       `${config.inFlight} decisions in flight, each on the next identifier; limits never reached. Figures: medians over rounds. ` +
-      'Redis commands count every command the server ran (those a script calls included), from INFO commandstats; Redis CPU from INFO cpu. Both HTTP rows use `@upstash/redis` with automatic pipelining off.',
+      'Redis commands count every command the server ran (those a script calls included), from INFO commandstats; Redis CPU from INFO cpu; ' +
+      "client CPU is the bench process's own (`process.cpuUsage`) over the slice: the limiter and its Redis client, not the REST endpoint's process. Both HTTP rows use `@upstash/redis` with automatic pipelining off.",
   ].join('\n');
   return `${intro}\n\n${table}${config.against === undefined ? '' : `\n\n${againstTable(results)}`}`;
 }
@@ -225,6 +232,7 @@ function againstTable(results) {
         label,
         `${ratio.median.toFixed(3)}× [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}]`,
         `${ours.redisCpuUs.toFixed(2)} / ${twin.redisCpuUs.toFixed(2)}`,
+        `${cpuFigure(ours.clientCpuUs)} / ${cpuFigure(twin.clientCpuUs)}`,
         `${ours.commands.toFixed(2)} / ${twin.commands.toFixed(2)}`,
       ]);
     }
@@ -238,9 +246,15 @@ function againstTable(results) {
         { title: 'contender' },
         { title: 'decisions/s ÷ twin, median [range] of rounds', align: 'right' },
         { title: 'Redis CPU µs / decision, ours / twin', align: 'right' },
+        { title: 'client CPU µs / decision, ours / twin', align: 'right' },
         { title: 'Redis commands / decision, ours / twin', align: 'right' },
       ],
       rows,
     ),
   ].join('\n');
+}
+
+/** A CPU figure in µs, or '–' in a document saved before the bench measured it. */
+function cpuFigure(us) {
+  return us === undefined ? '–' : us.toFixed(2);
 }
