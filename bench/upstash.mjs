@@ -17,7 +17,7 @@ import { Ratelimit as RatekitRatelimit } from '@ratekit/upstash';
 import Redis from 'ioredis';
 import { againstPackageUrl, isTwin, twinOf, untwinned } from './lib/against.mjs';
 import { startChild } from './lib/child.mjs';
-import { formatRate, renderTable } from './lib/format.mjs';
+import { formatFixed, formatRate, renderTable } from './lib/format.mjs';
 import { adminClient, counterDelta, openRedis, readCounters } from './lib/store-redis.mjs';
 import { scheduleFromEnv } from './lib/options.mjs';
 import { median, seededRandom, summary } from './lib/stats.mjs';
@@ -35,7 +35,6 @@ const ALGORITHMS = [
   { id: 'token-bucket', upstash: (R) => R.tokenBucket(NEVER, '1 h', NEVER), core: { algorithm: 'token-bucket', limit: NEVER, windowMs: 3_600_000 } },
 ];
 
-/** Who decides, and over what: `make(algorithm, clients, prefix)` → `(id) => Promise<boolean>` (admitted). */
 /** A contender's `make` for a `Ratelimit` class (the incumbent's, ours, or the ref's) on the client `clientOf` picks. */
 const ratelimitOn = (Ratelimit, clientOf) => (a, c, prefix) => {
   const limiter = new Ratelimit({ redis: clientOf(c), limiter: a.upstash(Ratelimit), prefix });
@@ -44,6 +43,7 @@ const ratelimitOn = (Ratelimit, clientOf) => (a, c, prefix) => {
 const HTTP = (c) => c.upstash;
 const TCP = (c) => c.ioredis;
 
+/** Who decides, and over what: `make(algorithm, clients, prefix)` → `(id) => Promise<boolean>` (admitted). */
 const CONTENDERS = [
   { id: 'incumbent-http', label: '@upstash/ratelimit 2.2, HTTP', make: ratelimitOn(UpstashRatelimit, HTTP) },
   { id: 'ours-http', label: '@ratekit/upstash, HTTP', client: HTTP, make: ratelimitOn(RatekitRatelimit, HTTP) },
@@ -183,7 +183,7 @@ export function render(results) {
         untwinned(id).endsWith('-tcp') ? '–' : r.requests.toFixed(2),
         r.commands.toFixed(2),
         r.redisCpuUs.toFixed(2),
-        cpuFigure(r.clientCpuUs),
+        formatFixed(r.clientCpuUs, 2),
         formatRate(r.rate),
         `${(r.rate / incumbent.rate).toFixed(2)}×`,
         untwinned(id) === 'ours-tcp' ? `${(r.rate / redis.rate).toFixed(2)}×` : '',
@@ -232,7 +232,7 @@ function againstTable(results) {
         label,
         `${ratio.median.toFixed(3)}× [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}]`,
         `${ours.redisCpuUs.toFixed(2)} / ${twin.redisCpuUs.toFixed(2)}`,
-        `${cpuFigure(ours.clientCpuUs)} / ${cpuFigure(twin.clientCpuUs)}`,
+        `${formatFixed(ours.clientCpuUs, 2)} / ${formatFixed(twin.clientCpuUs, 2)}`,
         `${ours.commands.toFixed(2)} / ${twin.commands.toFixed(2)}`,
       ]);
     }
@@ -252,9 +252,4 @@ function againstTable(results) {
       rows,
     ),
   ].join('\n');
-}
-
-/** A CPU figure in µs, or '–' in a document saved before the bench measured it. */
-function cpuFigure(us) {
-  return us === undefined ? '–' : us.toFixed(2);
 }

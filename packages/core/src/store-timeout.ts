@@ -51,9 +51,9 @@ export function resolveStoreTimeoutMs(value: unknown): number {
  * has not settled within `timeoutMs`, a `RateKitError` of code
  * `ERR_RATEKIT_STORE` (`The <storeName> store did not answer within
  * <timeoutMs> ms`); without `onTimeout`, that error goes where the call's own
- * failure goes. It returns one promise of what they return (or throw). An answer after the timeout is ignored;
- * the call may still land on the store (it errs strict). With `timeoutMs`
- * `Infinity` there is no timer at all.
+ * failure goes. It returns one promise of what they return (or throw). An
+ * answer after the timeout is ignored; the call may still land on the store
+ * (it errs strict). With `timeoutMs` `Infinity` there is no timer at all.
  *
  * @example
  * const bounded = storeCallBound(200, 'redis');
