@@ -46,7 +46,11 @@ for (let round = 0; round < ROUNDS; round++) {
     perDecision[who].push((((await cpuSeconds()) - before) * 1e6) / (ITERATIONS * IN_FLIGHT));
   }
 }
-const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 0 ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle];
+};
 const ratios = perDecision.ours.map((ours, i) => ours / perDecision.twin[i]);
 const lower = ratios.filter((ratio) => ratio < 1).length;
 console.log(`${algorithm}: Redis CPU µs per decision, ours ${perDecision.ours.map((x) => x.toFixed(2)).join(' ')} (median ${median(perDecision.ours).toFixed(2)})`);
