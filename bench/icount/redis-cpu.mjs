@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median, summary } from '../lib/stats.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const { Redis } = createRequire(join(here, '..', 'package.json'))('ioredis');
@@ -46,15 +47,11 @@ for (let round = 0; round < ROUNDS; round++) {
     perDecision[who].push((((await cpuSeconds()) - before) * 1e6) / (ITERATIONS * IN_FLIGHT));
   }
 }
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 0 ? (sorted[middle - 1] + sorted[middle]) / 2 : sorted[middle];
-};
 const ratios = perDecision.ours.map((ours, i) => ours / perDecision.twin[i]);
 const lower = ratios.filter((ratio) => ratio < 1).length;
+const ratio = summary(ratios);
 console.log(`${algorithm}: Redis CPU µs per decision, ours ${perDecision.ours.map((x) => x.toFixed(2)).join(' ')} (median ${median(perDecision.ours).toFixed(2)})`);
 console.log(`${algorithm}: the twin's ${perDecision.twin.map((x) => x.toFixed(2)).join(' ')} (median ${median(perDecision.twin).toFixed(2)})`);
-console.log(`${algorithm}: ours ÷ twin per round, median ${median(ratios).toFixed(3)} [${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}]; ours lower in ${lower} of ${ROUNDS}`);
+console.log(`${algorithm}: ours ÷ twin per round, median ${ratio.median.toFixed(3)} [${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}]; ours lower in ${lower} of ${ROUNDS}`);
 client.disconnect();
 admin.disconnect();
