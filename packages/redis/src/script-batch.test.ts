@@ -172,6 +172,47 @@ describeWithService(redisService, 'scriptBatcher, on a real Redis', (server) => 
         expect(sent[1]).toEqual(['=1 1 3 1 3', 'a', '1', 'y', 'z', 'w']);
       });
 
+      it('a batch description longer than the 4096 bytes read at a time, with a number across that boundary, reads whole', async () => {
+        // The batch script reads ARGV[1] 4096 bytes at a time. The first call goes alone; in the batch, 670 INCR calls
+        // ("1 1 2 ") then 6 pairs of INCR and WIDE ("2 1 12 ") put WIDE's argument count "12" across bytes 4096 and 4097.
+        const wide = "return {#ARGV, table.concat(ARGV, ','), #KEYS}";
+        const sent: string[][] = [];
+        const transport = redisScriptTransport(connection.client)!;
+        const recording = { ...transport, run: (script: string, sha: string, keys: string[], args: string[]) => (sent.push(args), transport.run(script, sha, keys, args)) };
+        const together = scriptBatcher(recording, [INCR, wide], { maxBatchSize: 1_000, batchesInFlight: 0 });
+        const alone = scriptBatcher(transport, [INCR, wide], { coalesce: false });
+        const wideArgs = (i: number) => Array.from({ length: 12 }, (_, j) => `${i}.${j + 1}`);
+        const calls = [...Array.from({ length: 671 }, () => 'incr'), ...Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? 'incr' : 'wide'))];
+        const run = (batcher: typeof together, ns: string, i: number, kind: string) =>
+          kind === 'incr' ? batcher.run(INCR, [`${ns}:hits`], ['1', '60000']).then((r) => (r as number[])[0]) : batcher.run(wide, [`${ns}:w`], wideArgs(i));
+        const ns = freshNamespace();
+        await together.run(INCR, [`${ns}:warm`], ['1', '60000']);
+        sent.length = 0;
+        const replies = await Promise.all(calls.map((kind, i) => run(together, ns, i, kind)));
+        expect(sent).toHaveLength(2);
+        expect(sent[1]![0]!.length).toBeGreaterThan(4096);
+        expect(sent[1]![0]!.slice(4095, 4097)).toBe('12');
+        const sequentialNs = freshNamespace();
+        const sequential = [];
+        for (const [i, kind] of calls.entries()) sequential.push(await run(alone, sequentialNs, i, kind));
+        expect(replies).toEqual(sequential);
+        expect(replies.at(-1)).toEqual([12, wideArgs(682).join(','), 1]);
+      });
+
+      it('shared arguments at positions past 9 are read whole', async () => {
+        const wide = "return table.concat(ARGV, ',')";
+        const sent: string[][] = [];
+        const transport = redisScriptTransport(connection.client)!;
+        const recording = { ...transport, run: (script: string, sha: string, keys: string[], args: string[]) => (sent.push(args), transport.run(script, sha, keys, args)) };
+        const batcher = scriptBatcher(recording, [wide], { batchesInFlight: 0 });
+        const args = (i: number) => [...Array.from({ length: 9 }, (_, j) => `${i}.${j + 1}`), 'ten', 'eleven', 'twelve'];
+        const key = `${freshNamespace()}:wide`;
+        await batcher.run(wide, [key], args(0));
+        sent.length = 0;
+        expect(await Promise.all([1, 2, 3].map((i) => batcher.run(wide, [key], args(i))))).toEqual([1, 2, 3].map((i) => args(i).join(',')));
+        expect(sent[1]![0]).toBe('=1 1 12 10 11 12');
+      });
+
       it('calls without keys or arguments, alone and together', async () => {
         const seven = 'return 7';
         const batcher = scriptBatcher(redisScriptTransport(connection.client)!, [seven, GET], { batchesInFlight: 0 });

@@ -52,7 +52,7 @@ interface Waiting {
 /**
  * The batch script over `scripts`. ARGV[1] describes the calls: `=s k a p…`
  * when every call runs script `s` (its position, from 1) with `k` keys (at
- * least one) and `a` arguments, the positions `p…` (from 1) naming the
+ * least one) and `a` arguments, the positions `p…` (from 1, increasing) naming the
  * arguments equal in every call, which follow once, from ARGV[2]; else each
  * call's three numbers in turn (`s k a s k a …`). The calls' keys follow in
  * KEYS, their (other) arguments in ARGV. A limiter's calls share most of
@@ -76,8 +76,9 @@ interface Waiting {
 export function batchScript(scripts: readonly string[]): string {
   // `tonumber` answers from a memo, fresh per batch (see above); a base, or a value not a string, goes to the real one.
   // A script's function is made when a batch first calls it (`make`): making every script's would cost each batch
-  // the functions it never calls.
-  let text = `local pcall, type, tostring = pcall, type, tostring
+  // the functions it never calls. The globals the scripts use most are upvalues: a global is a table lookup each time.
+  let text = `local pcall, type, tostring, next = pcall, type, tostring, next
+local redis, math, string = redis, math, string
 local run, rawtonumber, numbers = {}, tonumber, {}
 local function tonumber(value, base)
   if base ~= nil or type(value) ~= 'string' then return rawtonumber(value, base) end
@@ -97,36 +98,63 @@ local function make(s)
   text += 'end\n';
   // One KEYS and one ARGV table, refilled for each call (a script sees exactly its own: what is left over, or what the
   // last call appended, is cleared).
+  // ARGV[1]'s numbers are read from its bytes, 4096 at a time (under Lua's limit on the values a call returns):
+  // string.gmatch and tonumber cost a batch of 16 token-bucket decisions some 25,000 Redis instructions.
   // A table reply is an array unless it carries one of the fields Redis reads as another type (error, status, RESP3).
-  return `${text}local spec, out, n, keys, args, k, a = {}, {}, 0, {}, {}, 0, 1
-for d in string.gmatch(ARGV[1], '%d+') do spec[#spec + 1] = rawtonumber(d) end
-local uniform = string.byte(ARGV[1], 1) == 61
--- uniform: the shared arguments' positions (sp) and values (sv), sent once after ARGV[1]; each call's own positions (var)
-local sp, sv, var, ns, nv = {}, {}, {}, 0, 0
-if uniform then
-  local isShared = {}
-  for t = 4, #spec do isShared[spec[t]] = true end
-  for j = 1, spec[3] do
-    if isShared[j] then
-      ns = ns + 1
-      sp[ns], sv[ns] = j, ARGV[1 + ns]
+  return `${text}local desc = ARGV[1]
+local uniform = string.byte(desc, 1) == 61
+local spec, count, v, digits = {}, 0, 0, false
+for from = uniform and 2 or 1, #desc, 4096 do
+  local bytes = {string.byte(desc, from, from + 4095)}
+  for i = 1, #bytes do
+    local b = bytes[i]
+    if b == 32 then
+      if digits then
+        count = count + 1
+        spec[count] = v
+        v, digits = 0, false
+      end
     else
-      nv = nv + 1
-      var[nv] = j
+      v, digits = v * 10 + b - 48, true
     end
   end
-  a = 1 + ns
 end
-local calls = uniform and (spec[2] > 0 and #KEYS / spec[2] or (#ARGV - a) / nv) or #spec / 3
+if digits then
+  count = count + 1
+  spec[count] = v
+end
+local out, n, keys, args, k, a = {}, 0, {}, {}, 0, 1
+-- uniform: each argument's shared value (sent once after ARGV[1]), or false for the call's own (next in ARGV)
+local shared, nv = {}, 0
+if uniform then
+  local p = 4
+  for j = 1, spec[3] do
+    if spec[p] == j then
+      a = a + 1
+      shared[j] = ARGV[a]
+      p = p + 1
+    else
+      shared[j] = false
+      nv = nv + 1
+    end
+  end
+end
+local calls = uniform and (spec[2] > 0 and #KEYS / spec[2] or (#ARGV - a) / nv) or count / 3
 for i = 1, calls do
   local at = uniform and 1 or 3 * i - 2
   local s, nk, na = spec[at], spec[at + 1], spec[at + 2]
   for j = 1, nk do keys[j] = KEYS[k + j] end
   for j = nk + 1, #keys do keys[j] = nil end
   if uniform then
-    for t = 1, ns do args[sp[t]] = sv[t] end
-    for t = 1, nv do args[var[t]] = ARGV[a + t] end
-    a = a + nv
+    for j = 1, na do
+      local value = shared[j]
+      if value then
+        args[j] = value
+      else
+        a = a + 1
+        args[j] = ARGV[a]
+      end
+    end
   else
     for j = 1, na do args[j] = ARGV[a + j] end
     a = a + na
@@ -139,27 +167,58 @@ for i = 1, calls do
     run[s] = f
   end
   local ok, reply = pcall(f, keys, args)
-  if ok and type(reply) == 'table' and reply.err then ok, reply = false, reply.err end
   -- Entries are written in order, each slot after the last: the reply stays an array (no rehash into a hash part).
-  if not ok then
-    if type(reply) == 'table' and reply.err then reply = reply.err end
-    out[n + 1] = 0
-    out[n + 2] = tostring(reply)
-    n = n + 2
-  elseif type(reply) == 'table' and reply.ok == nil and reply.double == nil and reply.map == nil and reply.set == nil and reply.big_number == nil and reply.verbatim_string == nil then
-    local tag = n + 1
-    out[tag] = 2
-    local m = 0
-    while reply[m + 1] ~= nil do
-      m = m + 1
-      out[tag + m] = reply[m]
+  if type(reply) == 'table' then
+    local len = #reply
+    -- Only positive integer keys (no err, ok or RESP3 field): an array, without looking each field up.
+    if ok and len > 0 and next(reply, len) == nil then
+      local tag, m = n + 1, 0
+      out[tag] = 2
+      local value = reply[1]
+      while value ~= nil do
+        m = m + 1
+        out[tag + m] = value
+        value = reply[m + 1]
+      end
+      out[tag] = 2 + m
+      n = tag + m
+    else
+      local err = reply.err
+      if err then
+        -- a script's error reply (ok), or one raised as an error (not ok)
+        if ok and type(err) == 'table' and err.err then err = err.err end
+        out[n + 1] = 0
+        out[n + 2] = tostring(err)
+        n = n + 2
+      elseif not ok then
+        out[n + 1] = 0
+        out[n + 2] = tostring(reply)
+        n = n + 2
+      elseif reply.ok == nil and reply.double == nil and reply.map == nil and reply.set == nil and reply.big_number == nil and reply.verbatim_string == nil then
+        local tag, m = n + 1, 0
+        out[tag] = 2
+        local value = reply[1]
+        while value ~= nil do
+          m = m + 1
+          out[tag + m] = value
+          value = reply[m + 1]
+        end
+        out[tag] = 2 + m
+        n = tag + m
+      else
+        out[n + 1] = 1
+        out[n + 2] = reply
+        n = n + 2
+      end
     end
-    out[tag] = 2 + m
-    n = tag + m
-  else
+  elseif ok then
     if reply == nil then reply = false end
     out[n + 1] = 1
     out[n + 2] = reply
+    n = n + 2
+  else
+    out[n + 1] = 0
+    out[n + 2] = tostring(reply)
     n = n + 2
   end
 end
