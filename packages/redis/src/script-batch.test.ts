@@ -213,6 +213,22 @@ describeWithService(redisService, 'scriptBatcher, on a real Redis', (server) => 
         expect(sent[1]![0]).toBe('=1 1 12 10 11 12');
       });
 
+      it("tonumber, answered from the batch's memo, answers as Lua's own: again, with a base, for numbers, nil, spaces and text that is no number", async () => {
+        // Each value as text: a nil would end the array reply.
+        const convert = `local values = {tonumber(ARGV[1]), tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[2], 16), tonumber(ARGV[2]), tonumber(7), tonumber(ARGV[3]), tonumber(ARGV[1], 10), tonumber(ARGV[4]), tonumber(ARGV[5])}
+for i = 1, 10 do values[i] = tostring(values[i]) end
+return values`;
+        const transport = redisScriptTransport(connection.client)!;
+        const batcher = scriptBatcher(transport, [convert], { batchesInFlight: 0 });
+        const key = `${freshNamespace()}:convert`;
+        const args = (i: number) => [String(40 + i), 'ff', '0x10', ' 1e3 '];
+        const alone = (await transport.run(convert, createHash('sha1').update(convert).digest('hex'), [key], args(1))) as string[];
+        expect(alone).toEqual(['41', '41', 'nil', '255', 'nil', '7', '16', '41', '1000', 'nil']);
+        await batcher.run(convert, [key], args(0));
+        const together = await Promise.all([1, 1, 2].map((i) => batcher.run(convert, [key], args(i))));
+        expect(together).toEqual([alone, alone, ['42', '42', ...alone.slice(2, 7), '42', '1000', 'nil']]);
+      });
+
       it('calls without keys or arguments, alone and together', async () => {
         const seven = 'return 7';
         const batcher = scriptBatcher(redisScriptTransport(connection.client)!, [seven, GET], { batchesInFlight: 0 });

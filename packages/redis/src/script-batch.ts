@@ -69,24 +69,25 @@ interface Waiting {
  * The scripts' `tonumber` is a memo, fresh for each batch: the calls of one
  * batch convert the same limit and window strings again and again, and
  * Redis 7.0's Lua parses each twice (`strtod`). It answers exactly as
- * `tonumber`.
+ * `tonumber`, but for a call with no argument at all, which Lua refuses and
+ * the memo answers with nil.
  *
  * @throws {TypeError} when a script starts with a shebang line (`#!lua …`): its flags would apply to the whole batch
  */
 export function batchScript(scripts: readonly string[]): string {
-  // `tonumber` answers from a memo, fresh per batch (see above); a base, or a value not a string, goes to the real one.
+  // `tonumber` answers from a memo, fresh per batch (see above), which holds strings only and is looked up first: a hit
+  // costs no call of `type`. A base, or a value not a string, goes to the real one.
   // A script's function is made when a batch first calls it (`make`): making every script's would cost each batch
   // the functions it never calls. The globals the scripts use most are upvalues: a global is a table lookup each time.
   let text = `local pcall, type, tostring, next = pcall, type, tostring, next
 local redis, math, string = redis, math, string
 local run, rawtonumber, numbers = {}, tonumber, {}
 local function tonumber(value, base)
-  if base ~= nil or type(value) ~= 'string' then return rawtonumber(value, base) end
   local n = numbers[value]
-  if n == nil then
-    n = rawtonumber(value) or false
-    numbers[value] = n
-  end
+  if n ~= nil and base == nil then return n or nil end
+  if base ~= nil or type(value) ~= 'string' then return rawtonumber(value, base) end
+  n = rawtonumber(value) or false
+  numbers[value] = n
   return n or nil
 end
 local function make(s)
