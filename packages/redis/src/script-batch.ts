@@ -141,9 +141,12 @@ if uniform then
   end
 end
 local calls = uniform and (spec[2] > 0 and #KEYS / spec[2] or (#ARGV - a) / nv) or count / 3
+local s, nk, na = spec[1], spec[2], spec[3]
 for i = 1, calls do
-  local at = uniform and 1 or 3 * i - 2
-  local s, nk, na = spec[at], spec[at + 1], spec[at + 2]
+  if not uniform then
+    local at = 3 * i - 2
+    s, nk, na = spec[at], spec[at + 1], spec[at + 2]
+  end
   for j = 1, nk do keys[j] = KEYS[k + j] end
   for j = nk + 1, #keys do keys[j] = nil end
   if uniform then

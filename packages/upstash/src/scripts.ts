@@ -208,17 +208,18 @@ if take > 0 and tokens < take then
 end
 
 local remaining = tokens - take
--- the TTL in whole intervals: one interval is ARGV[2]'s own text, with nothing to format
-local refills = math.ceil((limit - remaining) / refillRate)
+-- the TTL in whole intervals, math.ceil(refills) of them: one interval (0 < refills <= 1) is ARGV[2]'s own text,
+-- with nothing to format or round
+local refills = (limit - remaining) / refillRate
 if moved then
   redis.call('HSET', key, 'refilledAt', ${asArgument('refilledAt')}, 'tokens', ${asArgument('remaining')})
 else
   redis.call('HSET', key, 'tokens', ${asArgument('remaining')})
 end
-if refills == 1 then
+if refills > 0 and refills <= 1 then
   redis.call('PEXPIRE', key, ARGV[2])
 elseif refills > 0 then
-  local ttl = refills * interval
+  local ttl = math.ceil(refills) * interval
   redis.call('PEXPIRE', key, ${asArgument('ttl')})
 end
 return {remaining, refilledAt + interval, limit}
@@ -430,7 +431,7 @@ export const SCRIPTS = {
   slidingWindowServerClockLimit: lua('slidingWindowServerClockLimit', SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT, 'c9cd1821df6f957062c523a6476955ca3334d894'),
   slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, 'dabde1bdbb5e9de8567c666d78d3a8623f3b2c6d'),
   slidingWindowServerClockRemaining: lua('slidingWindowServerClockRemaining', SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT, 'ba4ecb59145363b653342749a54cc763e8ba453a'),
-  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, '4e15edc37741050ee42019b741f23c684f0d8cff'),
+  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, '89c87a4dc998e6ae562180142d41799e33cb85b4'),
   tokenBucketRemaining: lua('tokenBucketRemaining', TOKEN_BUCKET_REMAINING_SCRIPT, 'd5b13024e81244e153ed3e89e79d354e155ea9ed'),
   cachedFixedWindowLimit: lua('cachedFixedWindowLimit', CACHED_FIXED_WINDOW_LIMIT_SCRIPT, 'c713441250dc545c193e9fd40ac2f685c4b4b517'),
   cachedFixedWindowRemaining: lua('cachedFixedWindowRemaining', CACHED_FIXED_WINDOW_REMAINING_SCRIPT, 'ee8cafa5695cf6087a7677bff955e0465eb26611'),
