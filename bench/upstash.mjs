@@ -21,19 +21,12 @@ import { formatFixed, formatRate, renderTable } from './lib/format.mjs';
 import { adminClient, counterDelta, openRedis, readCounters } from './lib/store-redis.mjs';
 import { scheduleFromEnv } from './lib/options.mjs';
 import { median, seededRandom, summary } from './lib/stats.mjs';
+import { UPSTASH_ALGORITHMS as ALGORITHMS } from './lib/upstash-algorithms.mjs';
 
 const ENDPOINT = new URL('./lib/upstash-endpoint.mjs', import.meta.url).pathname;
 const IN_FLIGHT = 50;
-const NEVER = 1e9;
 const FULL = { rounds: 3, sliceMs: 3_000, keys: 10_000 };
 const QUICK = { rounds: 1, sliceMs: 800, keys: 1_000 };
-
-/** The incumbent's limiter, and the same limit in @ratekit/redis's terms. */
-const ALGORITHMS = [
-  { id: 'fixed-window', upstash: (R) => R.fixedWindow(NEVER, '1 h'), core: { algorithm: 'fixed-window', limit: NEVER, windowMs: 3_600_000 } },
-  { id: 'sliding-window', upstash: (R) => R.slidingWindow(NEVER, '1 h'), core: { algorithm: 'sliding-window', limit: NEVER, windowMs: 3_600_000 } },
-  { id: 'token-bucket', upstash: (R) => R.tokenBucket(NEVER, '1 h', NEVER), core: { algorithm: 'token-bucket', limit: NEVER, windowMs: 3_600_000 } },
-];
 
 /** A contender's `make` for a `Ratelimit` class (the incumbent's, ours, or the ref's) on the client `clientOf` picks. */
 const ratelimitOn = (Ratelimit, clientOf) => (a, c, prefix) => {

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { median, summary } from '../lib/stats.mjs';
+import { upstashAlgorithm } from '../lib/upstash-algorithms.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const { Redis } = createRequire(join(here, '..', 'package.json'))('ioredis');
@@ -17,7 +18,6 @@ if (twinRoot === undefined) throw new Error('usage: node bench/icount/redis-cpu.
 const ROUNDS = 8;
 const ITERATIONS = 1_500;
 const IN_FLIGHT = 16;
-const NEVER = 1e9;
 
 const client = new Redis({ port: Number(port) });
 const admin = new Redis({ port: Number(port) });
@@ -27,9 +27,7 @@ for (const [who, root] of [
   ['twin', resolve(twinRoot)],
 ]) {
   const { Ratelimit } = await import(pathToFileURL(join(root, 'packages', 'upstash', 'dist', 'index.js')).href);
-  const limiter = { 'fixed-window': Ratelimit.fixedWindow(NEVER, '1 h'), 'sliding-window': Ratelimit.slidingWindow(NEVER, '1 h'), 'token-bucket': Ratelimit.tokenBucket(NEVER, '1 h', NEVER) }[
-    algorithm
-  ];
+  const limiter = upstashAlgorithm(algorithm).upstash(Ratelimit);
   limiters[who] = new Ratelimit({ redis: client, limiter, prefix: `redis-cpu-${who}`, ephemeralCache: false });
 }
 const cpuSeconds = async () => {

@@ -5,6 +5,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { upstashAlgorithm } from '../lib/upstash-algorithms.mjs';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = process.env.ROOT ?? join(here, '..', '..');
@@ -13,21 +14,19 @@ const entry = (name) => pathToFileURL(join(root, 'packages', name, 'dist', 'inde
 const [port, who, algorithm] = process.argv.slice(2);
 const ITERATIONS = 300;
 const IN_FLIGHT = 16;
-const NEVER = 1e9;
 
-const client = new Redis({ port: Number(port) });
+// No reconnecting: the run ends with SHUTDOWN, after which a reconnect would only print errors.
+const client = new Redis({ port: Number(port), retryStrategy: () => null });
 let decide;
 if (who === 'upstash') {
   const { Ratelimit } = await import(entry('upstash'));
-  const limiter = { 'fixed-window': Ratelimit.fixedWindow(NEVER, '1 h'), 'sliding-window': Ratelimit.slidingWindow(NEVER, '1 h'), 'token-bucket': Ratelimit.tokenBucket(NEVER, '1 h', NEVER) }[
-    algorithm
-  ];
+  const limiter = upstashAlgorithm(algorithm).upstash(Ratelimit);
   const ratelimit = new Ratelimit({ redis: client, limiter, prefix: 'icount', ephemeralCache: false });
   decide = async (id) => (await ratelimit.limit(id)).success;
 } else if (who === 'redis') {
   const { createLimiter } = await import(entry('core'));
   const { redisStore } = await import(entry('redis'));
-  const limiter = createLimiter({ limits: { algorithm, limit: NEVER, windowMs: 3_600_000 }, store: redisStore({ client }), prefix: 'icount' });
+  const limiter = createLimiter({ limits: upstashAlgorithm(algorithm).core, store: redisStore({ client }), prefix: 'icount' });
   decide = async (id) => (await limiter.consume(id)).allowed;
 } else {
   decide = async () => (await client.ping()) === 'PONG';
