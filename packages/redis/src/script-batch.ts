@@ -173,9 +173,15 @@ for i = 1, calls do
   local ok, reply = pcall(f, keys, args)
   -- Entries are written in order, each slot after the last: the reply stays an array (no rehash into a hash part).
   if type(reply) == 'table' then
-    local len = #reply
-    -- Only positive integer keys (no err, ok or RESP3 field): an array, without looking each field up.
-    if ok and len > 0 and next(reply, len) == nil then
+    -- An array when its only keys are positive integers (one \`next\`, no field looked up), or else when it has
+    -- no err, ok or RESP3 field.
+    local len, err = #reply, nil
+    local array = ok and len > 0 and next(reply, len) == nil
+    if not array then
+      err = reply.err
+      array = ok and not err and reply.ok == nil and reply.double == nil and reply.map == nil and reply.set == nil and reply.big_number == nil and reply.verbatim_string == nil
+    end
+    if array then
       local tag, m = n + 1, 0
       out[tag] = 2
       local value = reply[1]
@@ -186,34 +192,20 @@ for i = 1, calls do
       end
       out[tag] = 2 + m
       n = tag + m
+    elseif err then
+      -- a script's error reply (ok), or one raised as an error (not ok)
+      if ok and type(err) == 'table' and err.err then err = err.err end
+      out[n + 1] = 0
+      out[n + 2] = tostring(err)
+      n = n + 2
+    elseif not ok then
+      out[n + 1] = 0
+      out[n + 2] = tostring(reply)
+      n = n + 2
     else
-      local err = reply.err
-      if err then
-        -- a script's error reply (ok), or one raised as an error (not ok)
-        if ok and type(err) == 'table' and err.err then err = err.err end
-        out[n + 1] = 0
-        out[n + 2] = tostring(err)
-        n = n + 2
-      elseif not ok then
-        out[n + 1] = 0
-        out[n + 2] = tostring(reply)
-        n = n + 2
-      elseif reply.ok == nil and reply.double == nil and reply.map == nil and reply.set == nil and reply.big_number == nil and reply.verbatim_string == nil then
-        local tag, m = n + 1, 0
-        out[tag] = 2
-        local value = reply[1]
-        while value ~= nil do
-          m = m + 1
-          out[tag + m] = value
-          value = reply[m + 1]
-        end
-        out[tag] = 2 + m
-        n = tag + m
-      else
-        out[n + 1] = 1
-        out[n + 2] = reply
-        n = n + 2
-      end
+      out[n + 1] = 1
+      out[n + 2] = reply
+      n = n + 2
     end
   elseif ok then
     if reply == nil then reply = false end
