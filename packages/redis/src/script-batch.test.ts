@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { batchScript, scriptBatcher } from './script-batch.js';
-import { redisScriptTransport } from './transport.js';
+import { type RedisScriptTransport, redisScriptTransport } from './transport.js';
 
 /**
  * scriptBatcher: a package's own scripts, coalesced per iteration into one
@@ -32,6 +32,12 @@ const CLIENTS = {
     return { client, close: () => client.quit().then(() => undefined) };
   },
 } as const;
+
+/** `transport`, recording the arguments (ARGV) of every call it sends. */
+function recording(transport: RedisScriptTransport): { transport: RedisScriptTransport; sent: string[][] } {
+  const sent: string[][] = [];
+  return { sent, transport: { ...transport, run: (script, sha, keys, args) => (sent.push(args), transport.run(script, sha, keys, args)) } };
+}
 
 /** `client`, recording the key count of every EVALSHA/EVAL it sends. */
 function counted<T extends object>(client: T): { client: T; calls: number[] } {
@@ -152,10 +158,8 @@ describeWithService(redisService, 'scriptBatcher, on a real Redis', (server) => 
       it('arguments equal in every call of a batch go once; each call still sees exactly its own, even after one changes its ARGV', async () => {
         const echo = "local seen = table.concat(ARGV, ',') .. '|' .. #ARGV\nARGV[1] = 'changed'\nARGV[#ARGV + 1] = 'extra'\nreturn seen";
         const { client, calls } = counted(connection.client);
-        const sent: string[][] = [];
-        const transport = redisScriptTransport(client)!;
-        const recording = { ...transport, run: (script: string, sha: string, keys: string[], args: string[]) => (sent.push(args), transport.run(script, sha, keys, args)) };
-        const batcher = scriptBatcher(recording, [echo], { batchesInFlight: 0 });
+        const { transport, sent } = recording(redisScriptTransport(client)!);
+        const batcher = scriptBatcher(transport, [echo], { batchesInFlight: 0 });
         const key = `${freshNamespace()}:echo`;
         await batcher.run(echo, [key], ['warm', 'up', '0']);
         sent.length = 0;
@@ -176,10 +180,9 @@ describeWithService(redisService, 'scriptBatcher, on a real Redis', (server) => 
         // The batch script reads ARGV[1] 4096 bytes at a time. The first call goes alone; in the batch, 670 INCR calls
         // ("1 1 2 ") then 6 pairs of INCR and WIDE ("2 1 12 ") put WIDE's argument count "12" across bytes 4096 and 4097.
         const wide = "return {#ARGV, table.concat(ARGV, ','), #KEYS}";
-        const sent: string[][] = [];
         const transport = redisScriptTransport(connection.client)!;
-        const recording = { ...transport, run: (script: string, sha: string, keys: string[], args: string[]) => (sent.push(args), transport.run(script, sha, keys, args)) };
-        const together = scriptBatcher(recording, [INCR, wide], { maxBatchSize: 1_000, batchesInFlight: 0 });
+        const { transport: recorded, sent } = recording(transport);
+        const together = scriptBatcher(recorded, [INCR, wide], { maxBatchSize: 1_000, batchesInFlight: 0 });
         const alone = scriptBatcher(transport, [INCR, wide], { coalesce: false });
         const wideArgs = (i: number) => Array.from({ length: 12 }, (_, j) => `${i}.${j + 1}`);
         const calls = [...Array.from({ length: 671 }, () => 'incr'), ...Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? 'incr' : 'wide'))];
@@ -201,10 +204,8 @@ describeWithService(redisService, 'scriptBatcher, on a real Redis', (server) => 
 
       it('shared arguments at positions past 9 are read whole', async () => {
         const wide = "return table.concat(ARGV, ',')";
-        const sent: string[][] = [];
-        const transport = redisScriptTransport(connection.client)!;
-        const recording = { ...transport, run: (script: string, sha: string, keys: string[], args: string[]) => (sent.push(args), transport.run(script, sha, keys, args)) };
-        const batcher = scriptBatcher(recording, [wide], { batchesInFlight: 0 });
+        const { transport, sent } = recording(redisScriptTransport(connection.client)!);
+        const batcher = scriptBatcher(transport, [wide], { batchesInFlight: 0 });
         const args = (i: number) => [...Array.from({ length: 9 }, (_, j) => `${i}.${j + 1}`), 'ten', 'eleven', 'twelve'];
         const key = `${freshNamespace()}:wide`;
         await batcher.run(wide, [key], args(0));
