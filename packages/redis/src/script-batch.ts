@@ -171,50 +171,46 @@ for i = 1, calls do
     run[s] = f
   end
   local ok, reply = pcall(f, keys, args)
-  -- Entries are written in order, each slot after the last: the reply stays an array (no rehash into a hash part).
+  -- The entry's tag: 0 an error (its message follows), 1 one value, 2 an array (its elements follow); set here for a
+  -- table, and below for anything else.
+  local tag
   if type(reply) == 'table' then
     -- An array when its only keys are positive integers (one \`next\`, no field looked up), or else when it has
-    -- no err, ok or RESP3 field.
-    local len, err = #reply, nil
-    local array = ok and len > 0 and next(reply, len) == nil
-    if not array then
-      err = reply.err
-      array = ok and not err and reply.ok == nil and reply.double == nil and reply.map == nil and reply.set == nil and reply.big_number == nil and reply.verbatim_string == nil
-    end
-    if array then
-      local tag, m = n + 1, 0
-      out[tag] = 2
-      local value = reply[1]
-      while value ~= nil do
-        m = m + 1
-        out[tag + m] = value
-        value = reply[m + 1]
-      end
-      out[tag] = 2 + m
-      n = tag + m
-    elseif err then
-      -- a script's error reply (ok), or one raised as an error (not ok)
-      if ok and type(err) == 'table' and err.err then err = err.err end
-      out[n + 1] = 0
-      out[n + 2] = tostring(err)
-      n = n + 2
-    elseif not ok then
-      out[n + 1] = 0
-      out[n + 2] = tostring(reply)
-      n = n + 2
+    -- no err, ok or RESP3 field. An err field is the error: a script's error reply (ok), or one raised (not ok).
+    local len = #reply
+    if ok and len > 0 and next(reply, len) == nil then
+      tag = 2
     else
-      out[n + 1] = 1
-      out[n + 2] = reply
-      n = n + 2
+      local err = reply.err
+      if err then
+        if ok and type(err) == 'table' and err.err then err = err.err end
+        tag, reply = 0, err
+      elseif ok and reply.ok == nil and reply.double == nil and reply.map == nil and reply.set == nil and reply.big_number == nil and reply.verbatim_string == nil then
+        tag = 2
+      end
     end
-  elseif ok then
-    if reply == nil then reply = false end
-    out[n + 1] = 1
-    out[n + 2] = reply
-    n = n + 2
+  end
+  -- Entries are written in order, each slot after the last: the reply stays an array (no rehash into a hash part).
+  if tag == 2 then
+    local at, m = n + 1, 0
+    out[at] = 2
+    local value = reply[1]
+    while value ~= nil do
+      m = m + 1
+      out[at + m] = value
+      value = reply[m + 1]
+    end
+    out[at] = 2 + m
+    n = at + m
   else
-    out[n + 1] = 0
-    out[n + 2] = tostring(reply)
+    if tag == 0 or not ok then
+      tag, reply = 0, tostring(reply)
+    else
+      tag = 1
+      if reply == nil then reply = false end
+    end
+    out[n + 1] = tag
+    out[n + 2] = reply
     n = n + 2
   end
 end
