@@ -216,11 +216,13 @@ if moved then
 else
   redis.call('HSET', key, 'tokens', ${asArgument('remaining')})
 end
-if refills > 0 and refills <= 1 then
-  redis.call('PEXPIRE', key, ARGV[2])
-elseif refills > 0 then
-  local ttl = math.ceil(refills) * interval
-  redis.call('PEXPIRE', key, ${asArgument('ttl')})
+if refills > 0 then
+  if refills <= 1 then
+    redis.call('PEXPIRE', key, ARGV[2])
+  else
+    local ttl = math.ceil(refills) * interval
+    redis.call('PEXPIRE', key, ${asArgument('ttl')})
+  end
 end
 return {remaining, refilledAt + interval, limit}
 `;
@@ -431,7 +433,7 @@ export const SCRIPTS = {
   slidingWindowServerClockLimit: lua('slidingWindowServerClockLimit', SLIDING_WINDOW_SERVER_CLOCK_LIMIT_SCRIPT, 'c9cd1821df6f957062c523a6476955ca3334d894'),
   slidingWindowRemaining: lua('slidingWindowRemaining', SLIDING_WINDOW_REMAINING_SCRIPT, 'dabde1bdbb5e9de8567c666d78d3a8623f3b2c6d'),
   slidingWindowServerClockRemaining: lua('slidingWindowServerClockRemaining', SLIDING_WINDOW_SERVER_CLOCK_REMAINING_SCRIPT, 'ba4ecb59145363b653342749a54cc763e8ba453a'),
-  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, '89c87a4dc998e6ae562180142d41799e33cb85b4'),
+  tokenBucketLimit: lua('tokenBucketLimit', TOKEN_BUCKET_LIMIT_SCRIPT, '8fd2cd200e7995e367e6f155f1075619fd839c38'),
   tokenBucketRemaining: lua('tokenBucketRemaining', TOKEN_BUCKET_REMAINING_SCRIPT, 'd5b13024e81244e153ed3e89e79d354e155ea9ed'),
   cachedFixedWindowLimit: lua('cachedFixedWindowLimit', CACHED_FIXED_WINDOW_LIMIT_SCRIPT, 'c713441250dc545c193e9fd40ac2f685c4b4b517'),
   cachedFixedWindowRemaining: lua('cachedFixedWindowRemaining', CACHED_FIXED_WINDOW_REMAINING_SCRIPT, 'ee8cafa5695cf6087a7677bff955e0465eb26611'),
