@@ -3,7 +3,7 @@
 // @ratekit/core's terms, for @ratekit/redis.
 
 /** A limit no bench reaches. */
-export const NEVER = 1e9;
+const NEVER = 1e9;
 
 /** The incumbent's limiter, and the same limit in @ratekit/redis's terms. */
 export const UPSTASH_ALGORITHMS = [
